@@ -53,7 +53,10 @@
 // (scheduleprogress.go: which transition each group last ran, read from
 // the reasons of the schedule's commands, or the phase an operator set it
 // to since, and each group's phase as last
-// set, where a resume takes a halted instrument), so that a new leader
+// set, where a resume takes a halted instrument; an operator's phase
+// change that found the group in that phase and, by its commands'
+// results, moved no instrument records nothing, as on the leader, which
+// answered it 409), so that a new leader
 // refuses those logons, neither runs a transition again nor misses one,
 // and resumes into the phase an operator set; Raft snapshots carry both.
 // Nodes whose configured terms differ are refused by their peers

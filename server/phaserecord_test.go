@@ -6,12 +6,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -409,4 +412,98 @@ func closedBeforePreOpen(t *testing.T, dayStart time.Time, openACME, hold bool, 
 	}
 	v.records = records()
 	return v
+}
+
+// TestFollowerRecordsPhaseChangesAsTheLeader: before the day's pre-open the
+// group is closed, and an operator closes it (POST /v1/phase): once
+// changing nothing (409), once closing ACME, which an operator had opened
+// (200). A cluster's follower, applying the venue's journal as it applies
+// committed commands (the commands, the matcher's events), keeps the
+// group's phase and its place in the day as the venue recorded them
+// (phases.json, schedule.state), and a new leader started on the progress
+// it saves opens the call at the pre-open after the close that changed
+// nothing, and keeps ACME closed after the one that closed it. The
+// follower took the close that changed nothing for the operator's phase of
+// the day, and the new leader passed over the group's whole day (pre-open,
+// open, close), leaving it closed.
+func TestFollowerRecordsPhaseChangesAsTheLeader(t *testing.T) {
+	t.Parallel()
+	dayStart := newDayClock().dayStart
+	for _, c := range []struct {
+		name     string
+		openACME bool
+		answered int
+		want     string // ACME on the new leader at the pre-open
+	}{{"nothing changed", false, 409, "OpeningCall"}, {"ACME closed", true, 200, "Closed"}} {
+		t.Run(c.name, func(t *testing.T) {
+			leader := closedBeforePreOpen(t, dayStart, c.openACME, false, c.answered)
+			dir, cfg := leader.s.cfg.Venue.DataDir, leader.s.cfg
+			if err := leader.s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			leaderGroups, leaderPhases := recordedProgress(t, dir)
+			p := replicaProgress(t, dir, cfg)
+			phases := map[string]string{}
+			for g, st := range p.Phases() {
+				phases[g] = st.String()
+			}
+			if !reflect.DeepEqual(p.groups, leaderGroups) || !reflect.DeepEqual(phases, leaderPhases) {
+				t.Fatalf("the follower's groups %v and phases %v, want the venue's records %v and %v", p.groups, phases,
+					leaderGroups, leaderPhases)
+			}
+
+			// The new leader: the same journal, and the progress its
+			// follower saves (the phases are the venue's, as compared).
+			if err := p.save(dir, cfg.Schedule); err != nil {
+				t.Fatal(err)
+			}
+			leader.clock.at(1200 * time.Millisecond) // the pre-open
+			s := startServer(t, testConfig(t, dir, adminConfig()+closingCallDay), Options{Now: leader.clock.now})
+			if acme := instrumentsOf(t, s)["ACME"]; acme.Status != c.want {
+				t.Fatalf("ACME on a new leader at the pre-open: %s, want %s", acme.Status, c.want)
+			}
+		})
+	}
+}
+
+// recordedProgress is where a venue on dir recorded its groups in their
+// day (schedule.state) and their phases (phases.json).
+func recordedProgress(t *testing.T, dir string) (map[string]ops.GroupRun, map[string]string) {
+	t.Helper()
+	var state struct {
+		Groups map[string]ops.GroupRun `json:"groups"`
+	}
+	var phases map[string]string
+	for file, v := range map[string]any{ops.ScheduleStateFile: &state, ops.PhasesFile: &phases} {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	return state.Groups, phases
+}
+
+// replicaProgress is the trading day's progress a cluster's follower keeps
+// from the journal on dir, applied as it applies committed commands: each
+// command shown to the progress, then applied by a matcher whose events it
+// takes (as a Raft snapshot's state is built, cluster.MatcherState).
+func replicaProgress(t *testing.T, dir string, cfg *config.Config) *scheduleProgress {
+	t.Helper()
+	p := newScheduleProgress(cfg)
+	st, err := cluster.NewMatcherState(MatcherConfig(cfg), map[string]cluster.StatePart{partScheduleProgress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Apply(rec.Seq, rec.Payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
 }

@@ -60,6 +60,12 @@ type scheduleProgress struct {
 	phases     map[string]venue.TradingStatus
 	configured map[uint32]string
 	added      map[uint32]string
+	// unanswered is an operator's phase change command of a group that
+	// was in that phase already (Command), until its result (Event): the
+	// change is recorded only if the result says it moved its instrument.
+	// Always nil between commands (a command's result is among its own
+	// events), so a Raft snapshot does not carry it.
+	unanswered *phaseCommand
 	// last is the transition of the schedule's last command: the
 	// transitions before it ran (the schedule runs one at a time, each to
 	// its end), it may not have finished (a leader lost between the
@@ -67,6 +73,14 @@ type scheduleProgress struct {
 	// for its group (a phase change run twice changes nothing) unless
 	// done says it finished.
 	last lastTransition
+}
+
+// phaseCommand is an operator's phase change command of one instrument of
+// group: to status at the command time ns.
+type phaseCommand struct {
+	group  string
+	status venue.TradingStatus
+	ns     int64
 }
 
 // lastTransition is a transition the schedule journaled a command of.
@@ -120,6 +134,13 @@ func (p *scheduleProgress) Event(ev []byte) error {
 	if !ok {
 		return nil
 	}
+	if u := p.unanswered; u != nil && r.Action() == venue.OperatorActionTypeSetPhaseStatus {
+		// The result of the command Command was shown last.
+		p.unanswered = nil
+		if r.Reason() == venue.RejectReasonNone {
+			p.operatorSetPhase(u.group, u.status, u.ns) // it moved its instrument
+		}
+	}
 	if string(r.Operator()) == ops.OperatorSchedule {
 		p.lastNs = max(p.lastNs, r.TimestampNs())
 	}
@@ -134,6 +155,7 @@ func (p *scheduleProgress) Event(ev []byte) error {
 // transition they run in their reason, and an operator's phase change
 // says the schedule's last transition had finished.
 func (p *scheduleProgress) Command(cmd []byte) {
+	p.unanswered = nil
 	if a, ok := venue.DecodeAddInstrument(cmd); ok {
 		if _, known := p.configured[a.InstrumentID()]; !known {
 			if g := p.instrumentGroup(string(a.Symbol()), string(a.Group())); g != "" {
@@ -149,21 +171,15 @@ func (p *scheduleProgress) Command(cmd []byte) {
 	if !ok {
 		return
 	}
-	if c.Action() == venue.OperatorActionTypeSetPhaseStatus {
-		// ops records a group's phase once its commands are durable,
-		// whatever the matcher answers them (an instrument there already,
-		// or halted). A leader lost between the commands of a group's
-		// instruments left it recording none; the follower takes the
-		// change from the first command it applies, which the journal has.
-		g, ok := p.configured[c.InstrumentID()]
-		if !ok {
-			g = p.added[c.InstrumentID()]
-		}
-		if g != "" {
-			if p.phases == nil {
-				p.phases = map[string]venue.TradingStatus{}
-			}
-			p.phases[g] = c.Status()
+	if c.Action() == venue.OperatorActionTypeSetPhaseStatus && string(c.Operator()) == ops.OperatorSchedule {
+		// ops records the phase of a group the schedule moves once its
+		// commands are durable, whatever the matcher answers them (an
+		// instrument there already, or halted). A leader lost between the
+		// commands of a group's instruments left it recording none; the
+		// follower takes the change from the first command it applies,
+		// which the journal has.
+		if g := p.groupOf(c.InstrumentID()); g != "" {
+			p.setPhase(g, c.Status())
 		}
 	}
 	if string(c.Operator()) != ops.OperatorSchedule {
@@ -192,9 +208,14 @@ func (p *scheduleProgress) Command(cmd []byte) {
 
 // operatorPhase takes an operator's phase change of an instrument's group
 // (one command per instrument): the schedule's last transition had
-// finished (ops runs phase changes one at a time), and the group stands at
-// the phase set in the trading day in progress at the command's time, as
-// a single venue records it (ops, "operatorSetPhase").
+// finished (ops runs phase changes one at a time), and the group's phase
+// and its place in the day are recorded as a single venue records them
+// (ops, handlePhase): once the group was not in that phase, or a command
+// of the change moved its instrument (its result, Event). A change that
+// did neither, answered 409, records nothing: recorded, a close of a
+// group closed before its pre-open had a new leader pass over the group's
+// whole day. Later commands of a change that was recorded record it again,
+// which changes nothing.
 func (p *scheduleProgress) operatorPhase(c venue.OperatorCommand) {
 	if p.last.Kind != 0 {
 		if !p.last.Recorded {
@@ -203,19 +224,65 @@ func (p *scheduleProgress) operatorPhase(c venue.OperatorCommand) {
 		}
 		p.last.Done = true
 	}
-	g, ok := p.configured[c.InstrumentID()]
-	if !ok {
-		g = p.added[c.InstrumentID()]
-	}
-	if g == "" || p.plan == nil {
+	g := p.groupOf(c.InstrumentID())
+	if g == "" {
 		return
 	}
-	if day, ok := p.plan.DayInProgress(time.Unix(0, c.TimestampNs())); ok {
+	if p.phaseOf(g, c.TimestampNs()) != ops.PhaseOfStatus(c.Status()) {
+		p.operatorSetPhase(g, c.Status(), c.TimestampNs())
+		return
+	}
+	p.unanswered = &phaseCommand{group: g, status: c.Status(), ns: c.TimestampNs()}
+}
+
+// operatorSetPhase records that an operator moved group g to status at
+// ns: its phase, and the phase set in the trading day in progress then
+// (ops, "operatorSetPhase").
+func (p *scheduleProgress) operatorSetPhase(g string, status venue.TradingStatus, ns int64) {
+	p.setPhase(g, status)
+	if p.plan == nil {
+		return
+	}
+	if day, ok := p.plan.DayInProgress(time.Unix(0, ns)); ok {
 		if p.groups == nil {
 			p.groups = map[string]ops.GroupRun{}
 		}
-		p.groups[g] = ops.GroupRun{Day: day, Kind: ops.PhaseOfStatus(c.Status())}
+		p.groups[g] = ops.GroupRun{Day: day, Kind: ops.PhaseOfStatus(status)}
 	}
+}
+
+// setPhase records group g's phase as last set.
+func (p *scheduleProgress) setPhase(g string, status venue.TradingStatus) {
+	if p.phases == nil {
+		p.phases = map[string]venue.TradingStatus{}
+	}
+	p.phases[g] = status
+}
+
+// phaseOf is group g's phase at ns as the leader's control plane has it
+// (ops, "groupPhase"): as last set, else the schedule's phase then, else
+// the close.
+func (p *scheduleProgress) phaseOf(g string, ns int64) schedule.Kind {
+	if st, ok := p.phases[g]; ok {
+		return ops.PhaseOfStatus(st)
+	}
+	for i, grp := range p.sched.Groups {
+		if grp.Name != g || p.plan == nil {
+			continue
+		}
+		if kind, ok := p.plan.PhaseAt(time.Unix(0, ns), i); ok {
+			return kind
+		}
+	}
+	return schedule.Close
+}
+
+// groupOf is the name of instrument id's group ("": none configured).
+func (p *scheduleProgress) groupOf(id uint32) string {
+	if g, ok := p.configured[id]; ok {
+		return g
+	}
+	return p.added[id]
 }
 
 // groupNamed is the configured group a command names as name, which may be
