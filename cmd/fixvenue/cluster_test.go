@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -1528,7 +1529,12 @@ func TestClusterDisabledSessionStaysDisabled(t *testing.T) {
 // its own and brought every instrument to the phase's status: ACME open
 // again). Resumed on the new leader, ACME goes into the closing call the
 // operator set, as its follower saw the phase changes; it went to the
-// schedule's phase, open.
+// schedule's phase, open. A close of group late (INITECH), closed before
+// its pre-open, changes nothing (409) and the old leader records nothing;
+// the new leader's schedule.state holds, group by group, what the old
+// leader's did. Its follower took that close for the operator's phase of
+// the day, and the new leader would have passed over the group's whole
+// day.
 func TestClusterScheduleContinuesAfterFailover(t *testing.T) {
 	zone, _ := noonZone()
 	h := writeClusterConfigs(t, func(int) string {
@@ -1543,12 +1549,22 @@ name = "all"
 pre_open = "1h"
 open = "2h"
 close = "22h"
+[[schedule.group]]
+name = "late"
+instruments = ["INITECH"]
+pre_open = "20h"
+open = "21h"
+close = "22h"
 `, zone)
 	}, false)
 	h.startAll()
 	l := h.leader(30 * time.Second)
 	if got := h.acmeStatus(l); got != "Open" {
 		t.Fatalf("ACME on the leader at noon: %s, want Open", got)
+	}
+	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/phase", clusterToken,
+		`{"reason":"closed already","group":"late","phase":"close"}`); a.Status != http.StatusConflict {
+		t.Fatalf("a close of group late before its pre-open: %d %s, want 409 (nothing changed)", a.Status, a.Body)
 	}
 	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(l)+"/v1/phase", clusterToken,
 		`{"reason":"closing early","group":"all","phase":"closing_call"}`); a.Status != http.StatusOK {
@@ -1569,6 +1585,26 @@ close = "22h"
 	if got := h.acmeStatus(next); got != "ClosingCall" {
 		t.Fatalf("ACME resumed on the new leader: %s, want ClosingCall, the group's phase as the operator set it", got)
 	}
+	if old, now := recordedGroups(t, h.data[l]), recordedGroups(t, h.data[next]); !reflect.DeepEqual(now, old) {
+		t.Fatalf("the groups' progress on the new leader (node %d): %v, want the old leader's: %v", next+1, now, old)
+	}
+}
+
+// recordedGroups is where each schedule group stands in its day as the
+// venue on dataDir recorded it (schedule.state).
+func recordedGroups(t *testing.T, dataDir string) map[string]ops.GroupRun {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, ops.ScheduleStateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Groups map[string]ops.GroupRun `json:"groups"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return st.Groups
 }
 
 // noonZone is a fixed-offset zone where it is now about noon ("Etc/GMT-K"
