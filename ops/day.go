@@ -1080,10 +1080,19 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 			}
 		}()
 		reason := transitionReason(tr, "")
-		if o.endOfDayJournaled(reason) {
-			// Its command is in the journal (the venue stopped, or a try
-			// timed out, before the transition was recorded): it was
-			// applied; a second one would end the next day's orders too.
+		if seq, published := o.eodPublished[reason]; published {
+			// Published by a try that timed out (a run of it before did):
+			// the journal's files may hold it before its sync returned, and
+			// a crash would still lose it (a start cuts what was never
+			// synced). It is waited for below, never sent again, and the
+			// day recorded as ended only once it is durable and applied.
+			o.log.Info("schedule: end of day published, not yet durable and applied; waiting for it, not sent again",
+				"day", tr.Day, "seq", seq)
+		} else if o.endOfDayJournaled(reason) {
+			// Its command is in the journal (the venue stopped before the
+			// transition was recorded; the start made what it kept
+			// durable, and its replay applied it): a second one would end
+			// the next day's orders too.
 			o.log.Info("schedule: end of day journaled already; not run again", "day", tr.Day)
 			return nil
 		}
@@ -1095,15 +1104,14 @@ func (o *Ops) runTransition(tr schedule.Transition, caughtUp bool) (failed error
 			if seq, ok := o.eodPublished[reason]; ok {
 				// A try that timed out was published: the matcher applies
 				// it once the journal has it. Sending another would end the
-				// day twice; wait for this one instead.
-				if o.cfg.Pipeline.WaitDurable(int64(seq), transitionRetryWait) {
-					delete(o.eodPublished, reason)
-					return nil
-				}
-				if err := o.cfg.Pipeline.Err(); err != nil {
+				// day twice; wait for this one instead, and record the day
+				// as ended only once it is durable and applied.
+				if err := o.awaitApplied(seq, time.Now().Add(transitionRetryWait),
+					fmt.Sprintf("the end of day of %s published at seq %d", tr.Day, seq)); err != nil {
 					return err
 				}
-				return ErrTimeout
+				delete(o.eodPublished, reason)
+				return nil
 			}
 			r, _, err := o.endOfDay(OperatorSchedule, reason, tr.Day)
 			if errors.Is(err, errDayEnded) {
@@ -1211,7 +1219,10 @@ func (o *Ops) clearEndOfDayPending(tr schedule.Transition) {
 
 // endOfDayJournaled reports whether the pending end of day with reason is
 // in the journal: the schedule's EndOfDay command with that reason, at or
-// after the seq recorded before it was journaled.
+// after the seq recorded before it was journaled. The journal's files are
+// read as written: one the schedule published since the start may be
+// there before its sync returned, not yet durable, and is not looked for
+// here (eodPublished: it is waited for); a start made all it kept durable.
 func (o *Ops) endOfDayJournaled(reason string) bool {
 	b, err := os.ReadFile(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile))
 	if err != nil {

@@ -101,7 +101,12 @@
 // (eod.pending, with the seq it is journaled from) before journaling it
 // (not journaling it while the mark cannot be written), keeps the mark
 // until the transition is recorded, and a start that finds its command in
-// the journal does not run it again. The state also names the last
+// the journal does not run it again; a try whose call timed out is waited
+// for, never sent again, and its day recorded as ended only once its
+// command is durable and applied, even when the journal's files show it
+// before: written, its sync may not have returned, and a crash would lose
+// it (a start cuts what was never synced) with the day recorded as ended.
+// The state also names the last
 // trading day whose end of day ran (EndedDay), the schedule's or an
 // operator's (POST /v1/eod ends the day of the last transition due, not one
 // yet to begin: schedule.Plan.EndedBy; one whose call timed out counts once

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -242,4 +244,84 @@ func inTheOpen(t *testing.T, dir string) (dayStart time.Time, clock *atomic.Int6
 	now = func() time.Time { return time.Unix(0, clock.Load()) }
 	tradingDayVenueAt(t, dir, now).Close()
 	return dayStart, clock, now
+}
+
+// TestScheduledEndOfDayRecordedOnceDurable: the schedule's end of day is
+// held by the journal's sync past the call's timeout and past its retries,
+// and the transition runs again (30 s later) while the sync still holds
+// it: its command is in the journal's file, not durable. The day is not
+// recorded as ended then; the venue crashes before the sync returns (the
+// disk fails it, the power is cut, and what was never synced is lost). The
+// restart runs that day's end of day, and CLIENT1's DAY order expires,
+// once. The run that found the command in the file took it as journaled
+// and recorded the day as ended: the restart ran no end of day, and the
+// order rested into the next day.
+func TestScheduledEndOfDayRecordedOnceDurable(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits for the schedule to run an end of day not done again (30 s)")
+	}
+	dir, dayStart := openDay(t, "d1")
+	journalDir := filepath.Join(dir, "journal")
+	var hold, fail atomic.Bool
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	// The journal's data syncs wait while hold is set, until release, and
+	// then fail with fail set, as a disk that fails does.
+	journalSync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && hold.Load() && strings.HasPrefix(f.Name(), journalDir+string(filepath.Separator)) {
+			<-released
+			if fail.Load() {
+				return syscall.EIO
+			}
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(8500 * time.Millisecond).UnixNano()) // after the close, before the end of day
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }, JournalSync: journalSync,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	hold.Store(true)
+	clock.Store(dayStart.Add(9500 * time.Millisecond).UnixNano())
+	// The first run's tries time out; the run after them finds the command
+	// published (and in the journal's file).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		text := logs.String()
+		if strings.Contains(text, "schedule: end of day published, not yet durable and applied") ||
+			strings.Contains(text, "schedule: end of day journaled already") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the end of day not run again within 60 s:\n%s", text)
+		}
+	}
+	fail.Store(true)
+	release()
+	waitUntil(t, "the venue halted", func() bool { return s.pipe.Err() != nil })
+	durable := s.pipe.Durable().Load()
+	s.Close()
+	// The power cut: what was written and never synced is lost.
+	if err := journal.TruncateAfter(journalDir, durable, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := endOfDaysJournaled(t, dir, false); n != 0 {
+		t.Fatalf("%d end of day commands durable through seq %d, want none (the sync held them)", n, durable)
+	}
+
+	s = tradingDayVenueAt(t, dir, stoppedClock(dayStart.Add(9500*time.Millisecond)))
+	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 0 {
+		t.Errorf("the day's DAY order rests after the restart past its end of day: ACME %+v; the record %s", acme,
+			func() []byte { _, b := scheduleRecord(t, dir); return b }())
+	}
+	var st ops.StatusInfo
+	if adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); st.LastEndOfDay == nil || st.LastEndOfDay.Expired != 1 {
+		t.Errorf("the restart's end of day: %+v, want the day's DAY order expired", st.LastEndOfDay)
+	}
+	s.Close()
+	wantOneEndOfDay(t, dir)
 }
