@@ -1002,12 +1002,10 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 		res, late, err := o.doLate(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(kind), Instrument: in.ID,
 			Operator: operator, Reason: req.Reason})
 		if errors.Is(err, ErrTimeout) {
-			a := awaitedPhase{seq: res.Seq, group: group, kind: kind, at: at}
-			if len(moved) == 0 && was == statusOf(kind) {
-				// Answered now, the call would be "nothing changed" unless
-				// this command or a later one moves its instrument.
-				a.noOpUnless = []<-chan Result{late}
-			}
+			// Answered now, the call would be "nothing changed" unless this
+			// command or a later one moves its instrument.
+			a := awaitedPhase{seq: res.Seq, group: group, kind: kind, at: at, results: []<-chan Result{late},
+				noOpUnless: len(moved) == 0 && was == statusOf(kind)}
 			o.phaseTimedOut(w, operator, req, a, members[i+1:], append(moved, in.Symbol))
 			return
 		}
@@ -1067,15 +1065,13 @@ func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRe
 	moving []string) {
 	for _, in := range rest {
 		s, result, err := o.publish(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(a.kind), Instrument: in.ID,
-			Operator: operator, Reason: req.Reason}, a.noOpUnless != nil)
+			Operator: operator, Reason: req.Reason}, true)
 		if err != nil {
 			o.answer(w, operator, Result{Seq: a.seq, Action: venue.OperatorActionTypeSetPhaseStatus},
 				phaseNotRecorded(err, req.Group, req.Phase, moving), nil)
 			return
 		}
-		if a.noOpUnless != nil {
-			a.noOpUnless = append(a.noOpUnless, result)
-		}
+		a.results = append(a.results, result)
 		a.seq = s
 		moving = append(moving, in.Symbol)
 	}
@@ -1167,7 +1163,7 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusConflict, "invalid_transition", "session %s is not disabled (nothing changed)", s.CompID)
 		return
 	}
-	res, err := o.Do(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: reason})
+	res, late, err := o.doLate(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: reason})
 	if err == nil && res.Reason == venue.RejectReasonNone {
 		// Journaled and durable: now act on the connection.
 		o.carryOut(s.Idx, kind)
@@ -1175,7 +1171,7 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, ErrTimeout) {
 		// Published: the matcher applies it once the journal has it, and
 		// the venue carries it out then, however this call ended.
-		o.awaitAction(awaitedAction{seq: res.Seq, session: s.Idx, compID: s.CompID, kind: kind})
+		o.awaitAction(awaitedAction{seq: res.Seq, session: s.Idx, compID: s.CompID, kind: kind, result: late})
 	}
 	o.answer(w, operator, res, err, nil)
 }

@@ -169,10 +169,12 @@ func (o *Ops) endDayLocked(day string) {
 }
 
 // awaitedEndOfDay is an end of day published whose call timed out, and
-// the trading day it ends ("" without a schedule).
+// the trading day it ends ("" without a schedule); result is the wait for
+// its result, which the call kept (appliedResult).
 type awaitedEndOfDay struct {
-	seq uint64
-	day string
+	seq    uint64
+	day    string
+	result <-chan Result
 }
 
 // what names a's end of day in logs and errors.
@@ -188,9 +190,28 @@ func (a awaitedEndOfDay) what() string {
 // applies it once the journal has it, whatever the caller was answered
 // (504 timeout), and the day has ended then, as a cluster's follower
 // counts it from the command's result. recordAwaited records it, and
-// archiveAwaited then runs its snapshot and archive.
-func (o *Ops) awaitEndOfDay(seq uint64, day string) {
-	noteAwaited(o, &o.awaited, awaitedEndOfDay{seq: seq, day: day})
+// archiveAwaited then runs its snapshot and archive; result is the wait
+// for its result.
+func (o *Ops) awaitEndOfDay(seq uint64, day string, result <-chan Result) {
+	noteAwaited(o, &o.awaited, awaitedEndOfDay{seq: seq, day: day, result: result})
+}
+
+// appliedResult is the result of an awaited command, durable and applied,
+// from the wait its call kept (result), and counts it in
+// fixvenue_operator_actions_total as a call answered then counts its
+// command (do): a command whose call timed out is applied all the same,
+// and counted then, once. The Monitor hands a result to its wait before it
+// counts the command as applied, so it is there; ok is false if not.
+func (o *Ops) appliedResult(result <-chan Result) (r Result, ok bool) {
+	select {
+	case r = <-result:
+	default:
+		return r, false
+	}
+	if o.metrics != nil {
+		o.metrics.action(r)
+	}
+	return r, true
 }
 
 // noteAwaited adds a to one list of awaited commands (under stateMu) and
@@ -236,6 +257,7 @@ func (o *Ops) settleEndOfDaysLocked() (first awaitedEndOfDay, waiting bool) {
 	kept := o.awaited[:0]
 	for _, a := range o.awaited {
 		if o.applied(a.seq) {
+			o.appliedResult(a.result)
 			o.log.Info("end of day whose call timed out is durable and applied: its trading day has ended; its snapshot and "+
 				"archive follow", "seq", a.seq, "day", a.day)
 			if a.day != "" {
@@ -380,12 +402,14 @@ func (o *Ops) awaitApplied(seq uint64, deadline time.Time, what string) error {
 }
 
 // awaitedAction is a session action (logout, disable, enable) published
-// whose call timed out.
+// whose call timed out; result is the wait for its result, which the call
+// kept (appliedResult).
 type awaitedAction struct {
 	seq     uint64
 	session uint16
 	compID  string
 	kind    venue.OperatorActionType
+	result  <-chan Result
 }
 
 // awaitAction notes a session action published whose call timed out: the
@@ -413,6 +437,7 @@ func (o *Ops) settleSessionActions(idx uint16) (first awaitedAction, waiting boo
 		func(a awaitedAction) bool { return a.session == idx })
 	o.stateMu.Unlock()
 	for _, a := range due {
+		o.appliedResult(a.result)
 		o.log.Info("session action whose call timed out is durable and applied: carried out", "seq", a.seq,
 			"action", a.kind.String(), "session", a.compID)
 		o.carryOut(a.session, a.kind)
@@ -440,36 +465,42 @@ type awaitedPhase struct {
 	group int
 	kind  schedule.Kind
 	at    time.Time
-	// noOpUnless, when not nil, gives the results of the commands the call
-	// did not wait for (the one that timed out, then the rest), the group
-	// having been in kind's phase already and no command answered before
-	// having moved its instrument: unless one of those results says it
+	// results are the waits for the results of the commands the call did
+	// not wait for (the one that timed out, then the rest), counted once
+	// applied (appliedResult).
+	results []<-chan Result
+	// noOpUnless: the group was in kind's phase already and no command
+	// answered before moved its instrument; unless one of results says it
 	// moved one, a call answered then would have found that the change
 	// changed nothing (409), and recorded nothing (changedNothing).
-	noOpUnless []<-chan Result
+	noOpUnless bool
 }
 
-// changedNothing reports whether a, durable and applied, changed nothing,
-// as a call answered then would have found: its group was in its phase
-// already and none of its commands moved an instrument. Recorded, it
-// would be the operator's phase of the day all the same: a close of a
-// group closed before its pre-open would have the schedule pass over its
-// whole day (groupPassed).
-func (o *Ops) changedNothing(a awaitedPhase) bool {
-	if a.noOpUnless == nil {
-		return false
+// appliedResults is the result of each command of a, durable and applied,
+// whose call did not wait for it (appliedResult: each counted once).
+func (o *Ops) appliedResults(a awaitedPhase) (rs []Result, ok bool) {
+	ok = true
+	for _, result := range a.results {
+		r, seen := o.appliedResult(result)
+		rs, ok = append(rs, r), ok && seen
 	}
-	for _, result := range a.noOpUnless {
-		// a is applied: the Monitor took every result through a.seq and
-		// hands each to its wait as it takes it, the last one right after
-		// it counts it applied.
-		select {
-		case r := <-result:
-			if r.Reason == venue.RejectReasonNone {
-				return false
-			}
-		case <-time.After(o.cfg.Admin.CallTimeout.Duration):
-			return false // not seen: recorded, as a change that moved the group
+	return rs, ok
+}
+
+// changedNothing reports whether a, durable and applied, whose commands
+// the call did not wait for gave rs (all seen: ok), changed nothing, as a
+// call answered then would have found: its group was in its phase already
+// and none of its commands moved an instrument. Recorded, it would be the
+// operator's phase of the day all the same: a close of a group closed
+// before its pre-open would have the schedule pass over its whole day
+// (groupPassed).
+func changedNothing(a awaitedPhase, rs []Result, ok bool) bool {
+	if !a.noOpUnless || !ok {
+		return false // a result not seen: recorded, as a change that moved the group
+	}
+	for _, r := range rs {
+		if r.Reason == venue.RejectReasonNone {
+			return false
 		}
 	}
 	return true
@@ -497,7 +528,7 @@ func (o *Ops) settlePhaseChanges() (first awaitedPhase, waiting bool) {
 		func(awaitedPhase) bool { return true })
 	o.stateMu.Unlock()
 	for _, a := range due {
-		if o.changedNothing(a) {
+		if rs, ok := o.appliedResults(a); changedNothing(a, rs, ok) {
 			o.log.Info("phase change whose call timed out is durable and applied: it changed nothing (the group was in that "+
 				"phase already), so nothing is recorded", "seq", a.seq, "group", o.cfg.Schedule.Groups[a.group].Name,
 				"phase", a.kind.String())

@@ -51,8 +51,10 @@
 // had not reached, without waiting: phaseTimedOut) are then done as for a
 // call answered done (recordAwaited: the day recorded as ended, the
 // session logged out or disabled, the group's phase and its place in the
-// day recorded; a phase change that changed nothing, as a call answered
-// then would have found, records nothing: changedNothing), and one of the
+// day recorded, each command counted in fixvenue_operator_actions_total
+// with its result, appliedResult; a phase change that changed nothing, as
+// a call answered then would have found, records nothing: changedNothing),
+// and one of the
 // same kind (of the same session; a phase change or a resume for a phase
 // change, and the schedule's transitions) waits for it meanwhile and sends
 // nothing. EndOfDay runs the EOD

@@ -32,9 +32,10 @@ type Monitor struct {
 	events      int64
 	results     map[resultKey]int64
 	// resultSeq is the seq of the last OperatorCommand whose result was
-	// seen: the matcher applies commands in seq order, so every one up to
-	// it is applied (Ops.applied: a call that timed out is carried out
-	// once its command is).
+	// seen, stored once the result is handed to its wait: the matcher
+	// applies commands in seq order, so every one up to it is applied
+	// (Ops.applied: a call that timed out is carried out once its command
+	// is).
 	resultSeq atomic.Uint64
 	// endOfDay is the result of the last EndOfDay command seen: the
 	// report of an end of day whose call timed out takes its count of
@@ -349,12 +350,14 @@ func (m *Monitor) apply(ev []byte) {
 			if r.Action == venue.OperatorActionTypeEndOfDay {
 				m.endOfDay.Store(&r) // before resultSeq, which says it is applied
 			}
-			m.resultSeq.Store(r.Seq)
 			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
 				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
 				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)
 			}
+			// Before resultSeq: a command counted as applied has its result
+			// in its wait (an awaited command's is read then: appliedResult).
 			m.waiters.Deliver(r.Seq, r)
+			m.resultSeq.Store(r.Seq)
 		}
 	}
 }

@@ -650,7 +650,8 @@ func (o *Ops) Do(a Action) (Result, error) {
 
 // doLate is Do, except that a call that times out (ErrTimeout) keeps the
 // command's result coming: late gives it once the matcher has applied the
-// command (a phase change whose call timed out reads them: phaseTimedOut).
+// command (an awaited phase change, end of day or session action reads it
+// once its command is durable and applied, and counts it: appliedResult).
 func (o *Ops) doLate(a Action) (r Result, late <-chan Result, err error) { return o.do(a, true) }
 
 func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
@@ -772,13 +773,13 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	if ended, _ := o.dayEnded(day); day != "" && ended {
 		return Result{}, rep, fmt.Errorf("%w: %s", errDayEnded, day)
 	}
-	r, err := o.Do(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
+	r, late, err := o.doLate(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
 	if errors.Is(err, ErrTimeout) {
 		// Published: the matcher applies it once the journal has it, and
 		// it ends the day then, however this call ended; its snapshot and
 		// archive follow (archiveAwaited).
-		o.awaitEndOfDay(r.Seq, day)
+		o.awaitEndOfDay(r.Seq, day, late)
 	}
 	if err != nil || r.Reason != venue.RejectReasonNone {
 		return r, rep, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -324,4 +325,68 @@ func TestScheduledEndOfDayRecordedOnceDurable(t *testing.T) {
 	}
 	s.Close()
 	wantOneEndOfDay(t, dir)
+}
+
+// TestCommandsThatTimeOutAreCounted: in the open, an operator's phase
+// change (the group's close), end of day and session disable are each held
+// by the journal's sync past the call's timeout (504 timeout). Once the
+// journal has them, the matcher has applied them and the venue records
+// them as done (the phase, the day's end and its snapshot, the disable),
+// fixvenue_operator_actions_total counts each command once, with its
+// result, as for calls answered done. Only calls answered done were
+// counted: the counts stayed where they were.
+func TestCommandsThatTimeOutAreCounted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, _, now := inTheOpen(t, dir)
+	hold := newSyncHold(t)
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync})
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	done := func(text, action string) float64 {
+		return metricstest.Float(t, text, `fixvenue_operator_actions_total{action="`+action+`",result="None"}`)
+	}
+	before := scrape(t, s)
+	group := len(instrumentsOf(t, s)) // group "all" takes every instrument, open: each one's command moves it
+	hold.on.Store(true)
+	var timedOut struct{ Code string }
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"closing early","group":"all","phase":"close"}`,
+		&timedOut); code != 504 || timedOut.Code != "timeout" {
+		t.Fatalf("a phase change held by the journal's sync: %d %+v, want 504 timeout", code, timedOut)
+	}
+	eod := endOfDayTimesOut(t, s, "closing early", false)
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &timedOut); code != 504 ||
+		timedOut.Code != "timeout" {
+		t.Fatalf("a disable held by the journal's sync: %d %+v, want 504 timeout", code, timedOut)
+	}
+	hold.on.Store(false)
+	hold.release()
+	waitUntil(t, "the three carried out as calls answered done", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, ops.PhasesFile))
+		if err != nil || !strings.Contains(string(b), "Closed") {
+			return false
+		}
+		var st ops.StatusInfo
+		if adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); st.LastEndOfDay == nil || st.LastEndOfDay.Seq != uint64(eod) {
+			return false
+		}
+		var sessions []ops.SessionInfo
+		adminCall(t, s, "GET", "/v1/sessions", aliceToken, "", &sessions)
+		for _, si := range sessions {
+			if si.CompID == "CLIENT2" {
+				return si.Disabled
+			}
+		}
+		return false
+	})
+	after := scrape(t, s)
+	for _, c := range []struct {
+		action string
+		want   float64
+	}{{"SetPhaseStatus", float64(group)}, {"EndOfDay", 1}, {"SessionDisable", 1}} {
+		if got := done(after, c.action) - done(before, c.action); got != c.want {
+			t.Errorf("fixvenue_operator_actions_total{action=%q,result=\"None\"} rose by %v, want %v", c.action, got, c.want)
+		}
+	}
 }
