@@ -59,12 +59,16 @@ func (r *riskMetrics) collectors() []prometheus.Collector {
 }
 
 // subjectName names a session by its CompID, an account by "account:" and its name.
+// The CompID is read from the configuration, not from the live sessions: a
+// gateway that renders reports again from the journal (a drop-copy replay,
+// the answers lost at a crash) has none, and its reports must say what the
+// client's said.
 func (g *Gateway) subjectName(scope venue.RiskScope, session uint16, account []byte) string {
 	if scope == venue.RiskScopeAccount {
 		return "account:" + string(account)
 	}
-	if s := g.sessionOf(session); s != nil {
-		return "session:" + s.cfg.ID.TargetCompID
+	if int(session) < len(g.cfg.Sessions) {
+		return "session:" + g.cfg.Sessions[session].ID.TargetCompID
 	}
 	return "session:" + strconv.Itoa(int(session))
 }

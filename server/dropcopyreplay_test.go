@@ -297,3 +297,31 @@ func TestDropCopyReplayGivesItsMatcherBack(t *testing.T) {
 		t.Fatalf("the heap holds %d MB more after three replays: their matchers were not collected", grown>>20)
 	}
 }
+
+// TestDropCopyReplayNamesTheRiskSubject: a risk reject rebuilt from the
+// journal for a TradeCaptureReportRequest has the Text the client got,
+// naming the session by its CompID (README "Risk limits"). Before, the
+// replay's gateway, which has no sessions, named it by its index in the
+// configuration ("session:0").
+func TestDropCopyReplayNamesTheRiskSubject(t *testing.T) {
+	cfg := testConfig(t, t.TempDir(), dropCopySessions+"\n[risk]\n[risk.sessions]\nmax_order_qty = 100\n")
+	s := startServer(t, cfg, Options{})
+	c1 := logon(t, s, "CLIENT1", true)
+	from := time.Now().Add(-time.Second)
+	sendOrder(t, c1, order{id: "big", side: "1", qty: "101", px: "100.00"})
+	orig := expectER(t, c1, map[int]string{11: "big", 150: "8", 103: "3"})
+	if !strings.Contains(orig.Get(58), "session:CLIENT1") {
+		t.Fatalf("the reject's Text %q does not name session:CLIENT1", orig.Get(58))
+	}
+	waitDurableAll(t, s)
+
+	dc := startStrict(t, s, "DC1")
+	body, dates := tradeRequest("R1", "0", from, time.Time{})
+	dc.sendGroup("AD", body, dates)
+	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "0"})
+	dc.expect("AQ", map[int]string{568: "R1", 749: "0", 750: "1", 748: "1"})
+	if m := dc.expect("8", map[int]string{797: "Y", 11: "big"}); m.get(58) != orig.Get(58) {
+		t.Fatalf("replayed copy's Text %q, the client's %q", m.get(58), orig.Get(58))
+	}
+	dc.checkNoRejects()
+}
