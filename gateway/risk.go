@@ -207,7 +207,18 @@ func (g *Gateway) KilledSessions() map[string]bool {
 	return killed
 }
 
+// dropCopySubject tells a drop-copy session's figures, which the matcher
+// keeps as every session's ([risk.sessions] reaches every index) but which
+// mean nothing: it enters no orders, has no kill switch or limits (README
+// "Risk limits"), and the gauges and the view leave it out.
+func (g *Gateway) dropCopySubject(scope venue.RiskScope, session uint16) bool {
+	return scope != venue.RiskScopeAccount && int(session) < len(g.cfg.Sessions) && g.cfg.Sessions[session].DropCopy != nil
+}
+
 func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
+	if g.dropCopySubject(e.Scope(), e.SessionIdx()) {
+		return
+	}
 	g.seeReport(g.subjectName(e.Scope(), e.SessionIdx(), e.Account()), RiskReport{Figures: true, Seq: int64(e.CauseSeq()),
 		Killed: e.Killed() == venue.BooleanTypeTrue, CreditUsed: e.CreditUsed(), CreditLimit: e.CreditLimit(),
 		PositionUsed: e.PositionUsed(), PositionLimit: e.PositionLimit(), OpenOrders: e.OpenOrders(),
@@ -338,6 +349,9 @@ func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 // below 0 (nothing journaled yet) seeds no figures.
 func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits, asOf int64) {
 	for _, l := range list {
+		if g.dropCopySubject(l.Scope, l.Session) {
+			continue
+		}
 		name := g.subjectName(l.Scope, l.Session, []byte(l.Account))
 		if f := l.Figures; f != nil && asOf >= 0 {
 			g.seeReport(name, RiskReport{Figures: true, Seq: asOf, Killed: l.Killed, CreditUsed: f.CreditUsed, CreditLimit: f.CreditLimit,

@@ -337,6 +337,30 @@ func TestDropCopySessionIsNoCancelOrRiskSubject(t *testing.T) {
 	}
 }
 
+// TestRiskGaugesLeaveOutDropCopySessions: the risk gauges on /metrics name
+// the order sessions, not a drop-copy session, which enters no orders and
+// has no kill switch or limits (README "Risk limits"), as GET /v1/risk
+// leaves it out. Before, [risk.sessions] figures of every session reached
+// the gauges, a drop copy's among them.
+func TestRiskGaugesLeaveOutDropCopySessions(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), dropCopySessions+"\n[risk]\nreport_interval = \"10ms\"\n[risk.sessions]\ncredit_limit = 1000000\n"), Options{})
+	const client1 = `fixvenue_risk_kill_switch{subject="session:CLIENT1"}`
+	var text string
+	for deadline := time.Now().Add(readWait); !strings.Contains(text, client1); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v:\n%s", client1, readWait, grepLines(text, "fixvenue_risk"))
+		}
+		time.Sleep(20 * time.Millisecond)
+		text = scrape(t, s)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "fixvenue_risk") && strings.Contains(line, `subject="session:DC`) {
+			t.Errorf("a risk gauge names a drop-copy session: %s", line)
+		}
+	}
+}
+
 // TestRejectEchoesTheOrder: the reject of a post-only order carries
 // ExecInst 6, as its accept does, the reject of an iceberg its MaxFloor
 // (111), and the reject of a GTD order its
