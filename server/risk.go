@@ -264,6 +264,13 @@ func (s *Server) RiskCommand(in ops.RiskRequest) (ops.RiskAnswer, error) {
 		return ops.RiskAnswer{}, fmt.Errorf("command %d (%s) was applied but is not durable within admin.call_timeout (%v); it is journaled", abs, res.Result, wait)
 	}
 	ans := ops.RiskAnswer{RiskResult: res, Operator: in.Operator}
+	// The answer names the limit as the call did, by the configuration's
+	// key that GET /v1/risk lists it under, not by the matcher's enum; a
+	// kill or a reset changes none.
+	ans.Limit = ""
+	if in.Action == "limit" {
+		ans.Limit = in.Limit
+	}
 	if res.Result == venue.RiskResultWouldBreach.String() {
 		// The matcher answers with the figure in the way: said, beside
 		// the value asked, so the operator sees by how much.

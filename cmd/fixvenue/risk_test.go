@@ -473,3 +473,34 @@ func TestRiskLimitRemovalReadsNone(t *testing.T) {
 		t.Fatalf("journal dump: %v\n%s", err, dump)
 	}
 }
+
+// TestRiskAnswerNamesTheLimitAsTheCallDid: the answer to a limit change
+// names the limit by the key the call gave (README "Risk limits": the
+// configuration's, as GET /v1/risk lists it), and a kill's or a reset's
+// names none. It named it by the matcher's enum ("MaxOrderQty"), and a
+// kill's as "None".
+func TestRiskAnswerNamesTheLimitAsTheCallDid(t *testing.T) {
+	t.Parallel()
+	_, addr := startRiskVenue(t, "report_interval = \"1h\"\n", fundTOML+quietJournalTOML)
+	for _, tc := range []struct{ path, body, limit string }{
+		{"/v1/risk/limit", `{"reason":"r","session":"CLIENT1","limit":"max_order_qty","value":50}`, "max_order_qty"},
+		{"/v1/risk/limit", `{"reason":"r","account":"FUND","limit":"max_position","value":9,"instrument":"ACME"}`, "max_position"},
+		{"/v1/risk/kill", `{"reason":"r","session":"CLIENT2"}`, ""},
+		{"/v1/risk/reset", `{"reason":"r","session":"CLIENT2"}`, ""},
+	} {
+		a := admintest.Call(t, http.MethodPost, "http://"+addr+tc.path, riskToken, tc.body)
+		var ans map[string]any
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &ans) != nil || ans["result"] != "Applied" {
+			t.Fatalf("%s %s: %d %s", tc.path, tc.body, a.Status, a.Body)
+		}
+		if got, ok := ans["limit"]; tc.limit == "" && ok || tc.limit != "" && got != tc.limit {
+			t.Errorf("%s %s: the answer's limit is %v, want %q: %s", tc.path, tc.body, got, tc.limit, a.Body)
+		}
+	}
+	// The CLI's --json prints the API's answer.
+	out, code := runWithAdmin(t, addr, riskToken, "admin", "risk", "limits", "--account", "FUND", "--limit", "credit_limit",
+		"--value", "2000000", "--reason", "r", "--json")
+	if code != 0 || !strings.Contains(out, `"limit": "credit_limit"`) {
+		t.Fatalf("risk limits --json: exit %d:\n%s", code, out)
+	}
+}
