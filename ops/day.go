@@ -853,7 +853,9 @@ func (o *Ops) runSchedule(last schedule.Transition, found bool) {
 			return
 		}
 		if o.metrics != nil {
-			o.metrics.nextTransition.Set(float64(tr.At.UnixNano()) / 1e9)
+			if next, ok := o.nextToRun(last); ok {
+				o.metrics.nextTransition.Set(float64(next.At.UnixNano()) / 1e9)
+			}
 		}
 		// When the schedule came to tr: one due before then was late
 		// because the transitions before it took that long, not because
@@ -1073,6 +1075,33 @@ func (o *Ops) dayEnded(day string) (ended bool, endedDay string) {
 // and open moved later after the open ran: running tr would take the group
 // back within the day, into the opening call). The schedule goes on from
 // the group's next phase, or the next day.
+// nextToRun is the first transition after last that the schedule will run
+// as things stand, passing over those runTransition would pass over (of a
+// day whose end of day ran, or of a group at or past that phase of its
+// day): what GET /v1/status and fixvenue_schedule_next_transition_timestamp_seconds
+// name, so that an early close or end of day does not show the
+// transitions it made moot as to come. It looks at most nextToRunLook
+// transitions ahead, then names the last looked at.
+func (o *Ops) nextToRun(last schedule.Transition) (schedule.Transition, bool) {
+	tr, ok := o.plan.Next(last)
+	for i := 0; ok && i < nextToRunLook; i++ {
+		if ended, _ := o.dayEnded(tr.Day); !ended {
+			if tr.Kind == schedule.EndOfDay {
+				return tr, true
+			}
+			if passed, _ := o.groupPassed(tr); !passed {
+				return tr, true
+			}
+		}
+		tr, ok = o.plan.Next(tr)
+	}
+	return tr, ok
+}
+
+// nextToRunLook bounds nextToRun: a day's transitions, each group's four
+// and the end of day, for many groups.
+const nextToRunLook = 1024
+
 func (o *Ops) groupPassed(tr schedule.Transition) (passed bool, ran GroupRun) {
 	if tr.Group < 0 || tr.Group >= len(o.cfg.Schedule.Groups) {
 		return false, ran

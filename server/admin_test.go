@@ -349,6 +349,40 @@ func TestAdminAPI(t *testing.T) {
 	}
 }
 
+// TestStatusNextTransitionIsOneThatRuns: GET /v1/status names as the next
+// transition one the schedule will run, not one it will pass over (README
+// "The trading day"): after an operator's early close, the end of day, not
+// the group's closing call and close; after the end of day, the next day's
+// pre-open. It named the closing call, which the schedule then passed over.
+func TestStatusNextTransitionIsOneThatRuns(t *testing.T) {
+	t.Parallel()
+	dayStart := time.Now().UTC().Truncate(time.Hour)
+	now := dayStart.Add(10 * time.Second)
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+"\n[schedule]\nenabled = true\ntime_zone = \"UTC\"\nday = \"1h\"\n"+
+		"end_of_day = \"55m\"\n[[schedule.group]]\nname = \"all\"\npre_open = \"1s\"\nopen = \"2s\"\nclosing_call = \"40m\"\nclose = \"50m\"\n"),
+		Options{Now: func() time.Time { return now }})
+	waitStatus(t, s, "ACME", "Open", readWait)
+	waitReady(t, s)
+	next := func(want time.Time, kind string) {
+		t.Helper()
+		var st ops.StatusInfo
+		if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 ||
+			!strings.Contains(st.NextTransition, kind) || !strings.HasSuffix(st.NextTransition, " at "+want.Format(time.RFC3339Nano)) {
+			t.Fatalf("status: %d, next transition %q, want the %s at %s", code, st.NextTransition, kind, want.Format(time.RFC3339Nano))
+		}
+	}
+	next(dayStart.Add(40*time.Minute), "closing_call")
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"early close","group":"all","phase":"close"}`, &res); code != 200 {
+		t.Fatalf("phase close: %d %+v", code, res)
+	}
+	next(dayStart.Add(55*time.Minute), "end_of_day")
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"done early"}`, &res); code != 200 {
+		t.Fatalf("eod: %d %+v", code, res)
+	}
+	next(dayStart.Add(time.Hour+time.Second), "pre_open")
+}
+
 // TestAdminPhase moves a schedule group to a phase now, as its transition
 // would: refused for an unknown group or phase, and a conflict when every
 // instrument is already there.
