@@ -2,10 +2,11 @@
 #
 #   . scripts/lib/venue.sh
 #   venue_start LOG ARGS...
-#       Starts "$VENUE_BIN serve --ready-file LOG.ready ARGS..." in the background, its
-#       stdout and stderr to LOG, and waits for the ready file the venue writes once it
-#       serves (at most VENUE_START_TIMEOUT seconds, default 60). Then venue_pid,
-#       venue_fix_addr, venue_metrics_addr, venue_feed_addr and venue_recovery_addr hold
+#       Starts "$VENUE_BIN serve --ready-file LOG.ready --admin-addr 127.0.0.1:0 ARGS..." in
+#       the background (ARGS may give another --admin-addr, or off), its stdout and stderr
+#       to LOG, and waits for the ready file the venue writes once it serves (at most
+#       VENUE_START_TIMEOUT seconds, default 60). Then venue_pid, venue_fix_addr,
+#       venue_metrics_addr, venue_admin_addr, venue_feed_addr and venue_recovery_addr hold
 #       what the venue bound ("" for what is off). When the venue exits or the time runs
 #       out, it prints LOG on stderr, stops the venue and returns 1.
 #       Environment assignments before the call (GOMAXPROCS=2 venue_start ...) reach the venue.
