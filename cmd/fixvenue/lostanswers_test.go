@@ -273,3 +273,38 @@ copy_all = true
 		t.Fatalf("after the restart DC1's store holds the copies %v; want only the replay's %s", got, want)
 	}
 }
+
+// TestCleanStopLosesNoAnswers: after a clean stop (SIGTERM), a start whose
+// journal holds reports of a session that a drop copy is not granted,
+// newer than the drop copy's last copy, has nothing to rebuild, and does
+// not log that answers were lost ("Answers after a crash": the log names
+// answers lost at the last stop with their count). It logged the warning
+// with reports=0 drop_copies=0: the replay keeps such reports as ones a
+// drop copy might lack, and the redelivery found none did.
+func TestCleanStopLosesNoAnswers(t *testing.T) {
+	t.Parallel()
+	cfg := writeVenueConfig(t, t.TempDir(), `[marketdata]
+enabled = false
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, 2]
+[[session]]
+comp_id = "DC1"
+kind = "dropcopy"
+copy_sessions = ["CLIENT1"]
+`)
+	v := startVenue(t, cfg)
+	for _, s := range []string{"CLIENT1", "CLIENT2"} {
+		c := logOn(t, v.fixAddr, s)
+		sendLimit(t, c, "o-"+s, "1", "99.00", 1, "1")
+		if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "o-" + s, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.stop(t)
+	v = startVenue(t, cfg)
+	defer v.stop(t)
+	if strings.Contains(v.logs(), "answers lost at the last stop") {
+		t.Fatalf("a start after a clean stop says answers were lost:\n%s", v.logs())
+	}
+}
