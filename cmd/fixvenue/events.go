@@ -78,6 +78,10 @@ func cmdEvents(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue events tail: --count must be 0 (follow) or more, got %d\n", count)
 		return 2
 	}
+	if sub == "tail" && from == 0 {
+		fmt.Fprintf(os.Stderr, "fixvenue events tail: --from must be 1 or more (events are numbered from 1), got 0\n")
+		return 2
+	}
 	for _, subj := range subjects {
 		if !natsserver.IsValidSubject(subj) {
 			fmt.Fprintf(os.Stderr, "fixvenue events tail: --subject %q is not a NATS subject\n", subj)

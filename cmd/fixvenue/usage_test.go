@@ -339,6 +339,8 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 		{[]string{"admin", "status", "--timeout", "-1s"}, "--timeout must be positive, got -1s"},
 		{[]string{"admin", "halt", "ACME", "--reason", "r", "--timeout", "0s"}, "--timeout must be positive, got 0s"},
 		{[]string{"events", "tail", "--count", "-1"}, "--count must be 0 (follow) or more, got -1"},
+		// Events are numbered from 1: it said event 0 had been removed from the stream.
+		{[]string{"events", "tail", "--from", "0"}, "--from must be 1 or more (events are numbered from 1), got 0"},
 		{[]string{"events", "tail", "--subject", "fixvenue..x"}, `--subject "fixvenue..x" is not a NATS subject`},
 		{[]string{"events", "tail", "--subject", ""}, `--subject "" is not a NATS subject`},
 		// Each P costs memory and every stop of the world: 32768 took 17 s and
