@@ -53,6 +53,19 @@ func (h *syncHold) sync(f *os.File, kind journal.SyncKind) error {
 	return journal.DefaultSync(f, kind)
 }
 
+// startHeld starts a venue on cfg whose journal's sync the test holds
+// (hold.on) and whose admin calls are answered 504 timeout once their
+// command is published and not yet durable (a 300 ms call timeout).
+func startHeld(t *testing.T, cfg *config.Config, opts Options) (*Server, *syncHold) {
+	t.Helper()
+	hold := newSyncHold(t)
+	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
+	opts.JournalSync = hold.sync
+	s := startServer(t, cfg, opts)
+	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	return s, hold
+}
+
 func (h *syncHold) release() { h.releaseOnce.Do(func() { close(h.released) }) }
 
 // waitHeld waits for a sync to be held; what names who journals, logs

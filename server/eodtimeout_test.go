@@ -45,12 +45,7 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	dir := t.TempDir()
 	dayStart, clock, now := inTheOpen(t, dir)
 	path, before := scheduleRecord(t, dir)
-	hold := newSyncHold(t)
-	cfg := tradingDayVenueConfig(t, dir)
-	// Answered 504 once the command is published and not yet durable.
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now})
 	hold.on.Store(true)
 	// Another while that one awaits the journal sends nothing: it would
 	// end the day a second time once the first is applied.
@@ -112,11 +107,7 @@ func TestEndOfDayThatTimesOutSnapshotsAndArchives(t *testing.T) {
 	withMarketData(t, cfg)
 	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
 	cfg.Journal.SnapshotInterval.Duration = 0
-	// Answered 504 once the command is published and not yet durable.
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	hold := newSyncHold(t)
-	s := startServer(t, cfg, Options{JournalSync: hold.sync})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	s, hold := startHeld(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	iocBurst(t, c, "day1", 1500) // segments before the first end of day's snapshot
 	var first ops.ActionResponse
@@ -178,13 +169,9 @@ func TestTransitionWaitsForAnEndOfDayThatTimesOut(t *testing.T) {
 	}
 	dir := t.TempDir()
 	dayStart, clock, now := inTheOpen(t, dir)
-	hold := newSyncHold(t)
-	cfg := tradingDayVenueConfig(t, dir)
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
 	var logs lockedbuf.Buffer
-	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync,
+	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
 	hold.on.Store(true)
 	endOfDayTimesOut(t, s, "closing early", false)
 	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due, the end of day not yet
@@ -339,11 +326,7 @@ func TestCommandsThatTimeOutAreCounted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	_, _, now := inTheOpen(t, dir)
-	hold := newSyncHold(t)
-	cfg := tradingDayVenueConfig(t, dir)
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now})
 	done := func(text, action string) float64 {
 		return metricstest.Float(t, text, `fixvenue_operator_actions_total{action="`+action+`",result="None"}`)
 	}

@@ -142,12 +142,7 @@ func TestPhaseChangeThatTimesOutIsRecorded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	_, _, now := inTheOpen(t, dir)
-	hold := newSyncHold(t)
-	cfg := tradingDayVenueConfig(t, dir)
-	// Answered 504 once the commands are published and not yet durable.
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	s := startServer(t, cfg, Options{Now: now, JournalSync: hold.sync})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now})
 	const closeEarly = `{"reason":"closing early","group":"all","phase":"close"}`
 	hold.on.Store(true)
 	var first, repeated struct {
@@ -212,13 +207,8 @@ func TestTransitionWaitsForAPhaseChangeThatTimesOut(t *testing.T) {
 	t.Parallel()
 	dir, clock, logs := t.TempDir(), newDayClock(), &lockedbuf.Buffer{}
 	clock.at(5 * time.Second) // the open
-	hold := newSyncHold(t)
-	cfg := testConfig(t, dir, adminConfig()+closingCallDay)
-	// Answered 504 once the commands are published and not yet durable.
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	s := startServer(t, cfg, Options{Now: clock.now, JournalSync: hold.sync,
+	s, hold := startHeld(t, testConfig(t, dir, adminConfig()+closingCallDay), Options{Now: clock.now,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
 	waitStatus(t, s, "ACME", "Open", readWait)
 	path := filepath.Join(dir, ops.ScheduleStateFile)
 	waitUntil(t, "the first start's record", func() bool {
@@ -367,12 +357,7 @@ func closedBeforePreOpen(t *testing.T, dayStart time.Time, openACME, hold bool, 
 	t.Helper()
 	dir, clock := t.TempDir(), &dayClock{dayStart: dayStart}
 	clock.at(500 * time.Millisecond) // before the pre-open: closed
-	held := newSyncHold(t)
-	cfg := testConfig(t, dir, adminConfig()+closingCallDay)
-	// Answered 504 once the commands are published and not yet durable.
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	s := startServer(t, cfg, Options{Now: clock.now, JournalSync: held.sync})
-	t.Cleanup(held.release) // before the venue's Close, which waits for the journal
+	s, held := startHeld(t, testConfig(t, dir, adminConfig()+closingCallDay), Options{Now: clock.now})
 	statePath, phasesPath := filepath.Join(dir, ops.ScheduleStateFile), filepath.Join(dir, ops.PhasesFile)
 	waitUntil(t, "the first start's record", func() bool {
 		_, err := os.Stat(statePath)

@@ -3,14 +3,11 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/cluster"
-	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -86,19 +83,7 @@ func TestScheduleProgressKeepsTheEndedDay(t *testing.T) {
 	}
 	// A Raft snapshot's state, built by replaying the journal, keeps the
 	// same (the part reads the commands too).
-	replayed := newScheduleProgress(cfg)
-	st, err := cluster.NewMatcherState(MatcherConfig(cfg), map[string]cluster.StatePart{partScheduleProgress: replayed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Apply(rec.Seq, rec.Payload); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replayed := replicaProgress(t, dir, cfg)
 	if !reflect.DeepEqual(replayed, p) {
 		t.Fatalf("a Raft snapshot's part %+v, the follower's %+v", replayed, p)
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -18,11 +17,7 @@ import (
 // waits for nothing and lets it back in.
 func TestSessionDisableThatTimesOutIsCarriedOut(t *testing.T) {
 	t.Parallel()
-	hold := newSyncHold(t)
-	cfg := testConfig(t, t.TempDir(), adminConfig())
-	cfg.Admin.CallTimeout.Duration = 300 * time.Millisecond
-	s := startServer(t, cfg, Options{JournalSync: hold.sync})
-	t.Cleanup(hold.release) // before the venue's Close, which waits for the journal
+	s, hold := startHeld(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
 	c := logon(t, s, "CLIENT2", true)
 	defer c.Close()
 	hold.on.Store(true)
