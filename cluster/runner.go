@@ -69,7 +69,13 @@ type RunnerConfig struct {
 	// RoleServing it is called once Serving holds, so the caller can take
 	// over the state Apply built and start taking orders from ProposeNext.
 	OnRole func(Role)
-	Logger *slog.Logger
+	// OnLeader is called on the runner goroutine when the node learns of a
+	// leader (itself or another) after none or another. Its messages or a
+	// quorum's votes reached the node over streams whose hello carried
+	// this node's configured terms (Transport), so the cluster runs under
+	// them.
+	OnLeader func(id uint64)
+	Logger   *slog.Logger
 }
 
 // Runner drives a Node from one goroutine: ticks, messages from the
@@ -258,6 +264,9 @@ func (r *Runner) settle() {
 	n := r.cfg.Node
 	if lead := n.Lead(); r.lead.Swap(lead) != lead {
 		r.leadChanges.Add(1)
+		if lead != 0 && r.cfg.OnLeader != nil {
+			r.cfg.OnLeader(lead)
+		}
 	}
 	r.unpark()
 	if lost := n.LostLeadership(); lost != r.lost {

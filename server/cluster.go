@@ -161,6 +161,12 @@ func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 type ClusterNode struct {
 	// dirLock holds the node's data directory until Close.
 	dirLock *dataDirLock
+
+	// terms is the record of the configured terms to write once a leader
+	// is known (recordTerms); nil or not dirty when it holds them already.
+	terms     *termsUpdate
+	termsOnce sync.Once
+
 	cfg     *config.Config
 	opts    Options
 	log     *slog.Logger
@@ -264,13 +270,13 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if err := checkDataDirFiles(cfg.Venue.DataDir); err != nil {
 		return nil, err
 	}
-	// A node's own replay runs as it follows; its record is written now.
-	if update, err := checkTermsRecord(cfg, false, false); err != nil {
+	// A node's own replay runs as it follows. Its record is written once
+	// it knows a leader (recordTerms): its peers refuse a node whose terms
+	// differ from theirs, and such a node started again with the terms it
+	// had must not be refused for those it was refused with.
+	terms0, err := checkTermsRecord(cfg, false, false)
+	if err != nil {
 		return nil, err
-	} else if update != nil && update.dirty {
-		if err := update.write(); err != nil {
-			return nil, err
-		}
 	}
 	terms, err := termsHash(cfg)
 	if err != nil {
@@ -281,7 +287,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		return nil, err
 	}
 	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
-		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}),
+		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}), terms: terms0,
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{}), served: make(chan struct{})}
 	c.tape = followerTape(cfg)
 	if c.disabled, err = newDisabledSessions(cfg, false); err != nil {
@@ -350,7 +356,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		return nil, err
 	}
 	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
-		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, Logger: c.log})
+		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, OnLeader: c.recordTerms, Logger: c.log})
 	var gateTLS *tls.Config
 	if cfg.FIX.TLSCertFile != "" {
 		if gateTLS, err = tlsserver.Config(cfg.FIX.TLSCertFile, cfg.FIX.TLSKeyFile, cfg.FIX.TLSClientCAFile); err != nil {
@@ -644,6 +650,31 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 		c.log.Error("cluster: leadership lost: taking no more orders; restart to rebuild from the committed log")
 		c.once.Do(func() { close(c.deposed) })
 	}
+}
+
+// recordTerms writes the data directory's record of the configured terms
+// when they changed (checkTermsRecord), once the node knows a leader: the
+// cluster runs under its terms, its peers having taken its streams. A
+// node refused by its peers for other terms records nothing, so started
+// again with the cluster's terms it is not refused for those it was
+// refused with (docs/ARCHITECTURE.md, "The configured terms and the
+// journal"). Off the runner goroutine: the write syncs a file.
+func (c *ClusterNode) recordTerms(uint64) {
+	c.termsOnce.Do(func() {
+		u := c.terms
+		if u == nil || !u.dirty {
+			return
+		}
+		go func() {
+			if err := u.write(); err != nil {
+				c.log.Error("cluster: the configured terms could not be recorded; the next start compares the configuration with the record as it was",
+					"err", err)
+				return
+			}
+			c.log.Info("cluster: configured terms recorded", "changes", u.changes, "new_sessions", u.newSessions,
+				"new_instruments", u.newInstruments, "replaced", u.replaced)
+		}()
+	})
 }
 
 // serve turns this node into the venue.

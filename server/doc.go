@@ -60,5 +60,6 @@
 // refuses those logons, neither runs a transition again nor misses one,
 // and resumes into the phase an operator set; Raft snapshots carry both.
 // Nodes whose configured terms differ are refused by their peers
-// (termsrecord.go, cluster.TransportConfig.Terms).
+// (termsrecord.go, cluster.TransportConfig.Terms); a node records changed
+// terms only once it knows a leader (ClusterNode.recordTerms).
 package server

@@ -1456,6 +1456,54 @@ func TestClusterNodeWithOtherTermsIsRefused(t *testing.T) {
 	}
 }
 
+// TestClusterNodeBackToTheClustersTermsRejoins: node 3, stopped once the
+// cluster has committed an order, is started with a session its peers lack,
+// and they refuse it. Started again with the cluster's terms, it is not
+// refused for the session it was refused with, and catches up: a node
+// records changed terms only once it knows a leader (docs/ARCHITECTURE.md,
+// "The configured terms and the journal").
+func TestClusterNodeBackToTheClustersTermsRejoins(t *testing.T) {
+	h := writeClusterConfigs(t, nil, false)
+	h.startAll()
+	h.leader(30 * time.Second)
+	cl, err := h.clients[0].connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	restDayBuy(t, cl, "terms-back-1")
+	h.converge(30 * time.Second)
+	record := filepath.Join(h.data[2], "terms.json")
+	eventually(t, "node 3 records its terms once it knows the leader", func() error {
+		_, err := os.Stat(record)
+		return err
+	})
+	h.procs[2].stop(t)
+	cluster, err := os.ReadFile(h.cfgs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.cfgs[2], []byte(string(cluster)+"[[session]]\ncomp_id = \"ONLYHERE\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start(2)
+	eventually(t, "node 3 says why its peers are refused", func() error {
+		if logs := h.procs[2].logs(); !strings.Contains(logs, "with configured terms") {
+			return fmt.Errorf("its log:\n%s", lastLines(logs, 20))
+		}
+		return nil
+	})
+	h.procs[2].stop(t)
+	if err := os.WriteFile(h.cfgs[2], cluster, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start(2)
+	h.converge(30 * time.Second)
+	if b, err := os.ReadFile(record); err != nil || strings.Contains(string(b), "ONLYHERE") {
+		t.Fatalf("node 3's record (%v) holds the session its peers refused:\n%s", err, b)
+	}
+}
+
 // adminAddr is the address of node i's admin API: a node opens it when it
 // leads, on a port of the system's choosing (startVenue), and logs where.
 func (h *clusterHarness) adminAddr(i int) string {
