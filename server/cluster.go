@@ -525,6 +525,15 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		if feed != nil {
 			feed.Close()
 		}
+		if errors.Is(err, core.ErrSnapshot) {
+			// The snapshot holds the state of the sessions and instruments
+			// its leader's configuration had, and this node's journal
+			// starts from it: no replay can give it those added since
+			// (docs/ARCHITECTURE.md, "Cluster", Not yet).
+			err = fmt.Errorf("%w (this node's journal starts from a Raft snapshot taken before sessions or instruments were "+
+				"added to its configuration: move its data directory aside and start it again, and it catches up from the leader "+
+				"as a new node does)", err)
+		}
 		return err
 	}
 	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md

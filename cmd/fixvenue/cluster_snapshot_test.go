@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +89,64 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	h.checkClients()
 	h.quiesce(30 * time.Second)
 	h.verifyJournals()
+}
+
+// TestClusterSessionAddedAfterARaftSnapshot: a follower catches up from a
+// Raft snapshot, so its journal starts there; then the operator stops the
+// nodes and adds a session to every node's file. That follower cannot
+// restore the snapshot under the new configuration (it holds the state
+// of the sessions of its day), and its start says so and what to do: with
+// its data directory moved aside it catches up from the leader, whose
+// journal starts at the beginning (docs/ARCHITECTURE.md, "Cluster", Not yet).
+func TestClusterSessionAddedAfterARaftSnapshot(t *testing.T) {
+	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 8\n", nil)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	behind := (l + 1) % 3
+	h.kill(behind)
+	cl, err := h.clients[0].connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One order, one entry at least: the leader goes well past the 8 it
+	// keeps in memory.
+	for i := range 40 {
+		restDayBuy(t, cl, fmt.Sprintf("snap-%d", i))
+	}
+	cl.Close()
+	h.start(behind)
+	h.converge(60 * time.Second)
+	if logs := h.procs[behind].logs(); !strings.Contains(logs, "installing a Raft snapshot") {
+		t.Fatalf("the follower caught up without a snapshot:\n%s", lastLines(logs, 40))
+	}
+	for i := range 3 {
+		h.procs[i].stop(t)
+		b, err := os.ReadFile(h.cfgs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(h.cfgs[i], []byte(string(b)+"[[session]]\ncomp_id = \"ADDED\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		if i != behind {
+			h.start(i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binPath, "serve", "--config", h.cfgs[behind], "--metrics-addr", "off",
+		"--admin-addr", "127.0.0.1:0").CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("the follower restored from a Raft snapshot started under a configuration that adds a session (%v):\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "move its data directory aside") {
+		t.Fatalf("the follower's refusal does not say what to do:\n%s", lastLines(string(out), 10))
+	}
+	if err := os.Rename(h.data[behind], h.data[behind]+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	h.start(behind)
+	h.converge(60 * time.Second)
 }
