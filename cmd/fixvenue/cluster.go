@@ -256,24 +256,30 @@ func (c *nodeClient) fetchStatus(addr string) (server.ClusterStatus, error) {
 		if c.scheme == "http" && resp.StatusCode == http.StatusBadRequest && bytes.Contains(b, []byte("HTTPS server")) {
 			// Go's https server answers a plain http request so: nothing
 			// but this GET, which carries no token, was sent.
-			return st, errors.New("it serves https, with its admin.tls_cert_file: give --tls and --ca-file F, " +
-				"or a configuration with the nodes' admin.tls_cert_file")
+			return st, tlsSettingError{errors.New("it serves https, with its admin.tls_cert_file: give --tls and --ca-file F, " +
+				"or a configuration with the nodes' admin.tls_cert_file")}
 		}
 		return st, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
 	}
 	return st, json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
 }
 
+// tlsSettingError is a node's status that the CLI's TLS settings (the
+// scheme, --ca-file, --cert-file) cannot read: waiting would not change it.
+type tlsSettingError struct{ error }
+
+func (e tlsSettingError) Unwrap() error { return e.error }
+
 // explain adds to a failed call's error what to change when TLS is why.
 func (c *nodeClient) explain(err error) error {
 	var untrusted *tls.CertificateVerificationError
 	switch msg := err.Error(); {
 	case errors.As(err, &untrusted):
-		return fmt.Errorf("%w (its certificate is not trusted: --ca-file F names the CA that signed the nodes' admin.tls_cert_file)", err)
+		return tlsSettingError{fmt.Errorf("%w (its certificate is not trusted: --ca-file F names the CA that signed the nodes' admin.tls_cert_file)", err)}
 	case strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate") || strings.Contains(msg, "unknown certificate authority"):
-		return fmt.Errorf("%w (it requires a client certificate its admin.tls_client_ca_file signed: --cert-file F --key-file F)", err)
+		return tlsSettingError{fmt.Errorf("%w (it requires a client certificate its admin.tls_client_ca_file signed: --cert-file F --key-file F)", err)}
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
-		return fmt.Errorf("%w (it serves http: its configuration has no admin.tls_cert_file; leave out --tls)", err)
+		return tlsSettingError{fmt.Errorf("%w (it serves http: its configuration has no admin.tls_cert_file; leave out --tls)", err)}
 	}
 	return err
 }
@@ -369,10 +375,12 @@ func clusterTransfer(client *nodeClient, cfg *config.Config, to uint64, token st
 	deadline := time.Now().Add(wait)
 	for said := false; ; said = true {
 		var unanswered []string
+		settings := false
 		for _, p := range cfg.Cluster.Peers {
 			st, err := client.fetchStatus(p.StatusAddr)
 			if err != nil {
 				unanswered = append(unanswered, fmt.Sprintf("node %d (%s): %v", p.ID, p.StatusAddr, err))
+				settings = settings || errors.As(err, new(tlsSettingError))
 				continue
 			}
 			if st.State != "StateLeader" {
@@ -404,6 +412,16 @@ func clusterTransfer(client *nodeClient, cfg *config.Config, to uint64, token st
 			}
 			fmt.Printf("node %d: %s", p.ID, b)
 			return 0
+		}
+		if settings {
+			// The nodes are configured alike: a node these TLS settings
+			// cannot read is not one in an election, and waiting for a
+			// leader would not change that.
+			for _, u := range unanswered {
+				fmt.Fprintln(os.Stderr, u)
+			}
+			fmt.Fprintln(os.Stderr, "fixvenue cluster transfer: the nodes' status cannot be read with these TLS settings; no transfer was asked, and no node was sent the token")
+			return 1
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(os.Stderr, "fixvenue cluster transfer: no leader answered within %v (a quorum of the nodes must be up: `fixvenue cluster status` shows them)\n", wait)

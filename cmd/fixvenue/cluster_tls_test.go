@@ -102,10 +102,18 @@ func TestClusterStatusListenerServesTLS(t *testing.T) {
 		t.Fatalf("cluster status with TLS options and a configuration without TLS: exit %d\n%s", code, errOut)
 	}
 
+	// Every node answers, so no election is in progress: transfer says the
+	// TLS settings are why at once, rather than waiting for a leader.
 	to := (l + 1) % 3
 	code, out, errOut = runCLI(t, "", nil, "cluster", "transfer", "--config", plainCfg, "--to", strconv.Itoa(to+1), "--token", clusterToken)
-	if code != 1 || out != "" || !strings.Contains(errOut, "it serves https") {
+	if code != 1 || out != "" || !strings.Contains(errOut, "it serves https") || strings.Contains(errOut, "no node leads") ||
+		!strings.Contains(errOut, "cannot be read with these TLS settings") {
 		t.Fatalf("cluster transfer with a configuration without TLS: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", nil, "cluster", "transfer", "--config", h.cfgs[0], "--to", strconv.Itoa(to+1), "--token", clusterToken,
+		"--ca-file", caFile)
+	if code != 1 || out != "" || !strings.Contains(errOut, "--cert-file F --key-file F") || strings.Contains(errOut, "no node leads") {
+		t.Fatalf("cluster transfer without a client certificate: exit %d\n%s%s", code, out, errOut)
 	}
 	if st, err := h.nodeStatus(l); err != nil || !st.Serving || st.Term != before.Term {
 		t.Fatalf("node %d after the transfer over http: %+v %v, want it leading in term %d", l+1, st, err, before.Term)
