@@ -207,6 +207,37 @@ func (m *Matcher) Order(orderID uint64) (OrderView, bool) {
 	return m.orderView(m.index.recs[ri].slot), true
 }
 
+// OrderTerms is what an order is beyond what its Fill and OrderCancelled
+// events carry, as its OrderAccepted and OrderReplaced events last gave it:
+// the terms every report of the order repeats (gateway/doc.go).
+type OrderTerms struct {
+	StopPxTicks  int64            // Stop and StopLimit: the stop price, else 0
+	ExpireTimeNs int64            // GTD: the expire time, else 0
+	MaxFloorQty  int64            // an iceberg's display size, else 0
+	Flags        venue.OrderFlags // PostOnly and Iceberg as the order has them
+}
+
+// OrderTerms returns the terms of the order with this OrderID, live or
+// ended since the last EndOfDay (the record of an ended order keeps them:
+// recordTerms); ok is false for an OrderID the matcher does not know. It
+// may also be called from an EventSink's Commit while the command runs: a
+// Fill, an OrderCancelled or an OrderReplaced is emitted while its order is
+// still live, and the terms read then are the ones its report gives (a rebuild of reports
+// after a crash reads them so: gateway.LostReports).
+func (m *Matcher) OrderTerms(orderID uint64) (t OrderTerms, ok bool) {
+	ri := m.index.findOrder(orderID)
+	if ri == noRec {
+		return t, false
+	}
+	if oi := m.index.recs[ri].slot; oi != noOrder {
+		o := &m.pool.orders[oi]
+		return OrderTerms{StopPxTicks: m.stopPxOf(oi), ExpireTimeNs: o.expireTimeNs, MaxFloorQty: m.maxFloorOf(oi),
+			Flags: o.flags & (venue.OrderFlagsPostOnly | venue.OrderFlagsIceberg)}, true
+	}
+	k := &m.index.terms[ri] // zero when the order had none (recordTerms)
+	return OrderTerms{StopPxTicks: k.stopPxTicks, ExpireTimeNs: k.expireTimeNs, MaxFloorQty: k.maxFloorQty, Flags: k.flags}, true
+}
+
 func (m *Matcher) orderView(oi orderIdx) OrderView {
 	o := &m.pool.orders[oi]
 	return OrderView{
