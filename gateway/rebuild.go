@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -20,6 +21,11 @@ import (
 // copies reach its store in event order too, through a sender of its own
 // that may lag the originals' or lead them: its own store says which copies
 // it lacks, and each report and copy is redelivered only where it is lacking.
+// A fill's, a cancel's or a replace's report says what its order is beyond
+// what the event carries (ExpireTime, StopPx, MaxFloor, ExecInst 6:
+// orderTerms); the order may have ended by the replay's end, so the
+// matcher being replayed is asked for them as each such event is kept
+// (core.Matcher.OrderTerms), when they are those the live report gave.
 
 // ReportMark is what one session's store holds of the matcher's reports
 // (of the copies of them, for a drop-copy session).
@@ -61,12 +67,26 @@ type LostReports struct {
 	lastEchoKey uint64
 	lastEcho    orderEcho
 	echoes      map[uint64]orderEcho
+	// source is the matcher being replayed (nil: no terms are read);
+	// terms are, by index in events, the terms of a kept Fill's,
+	// OrderCancelled's or OrderReplaced's order when it has any.
+	source OrderTermsSource
+	terms  map[int]core.OrderTerms
 }
 
-// NewLostReports collects for the sessions marks describes (by index).
-func NewLostReports(marks []ReportMark, max int) *LostReports {
+// OrderTermsSource gives an order's terms by OrderID while the replay
+// applies the command that emitted its event: the matcher being replayed
+// (core.Matcher.OrderTerms).
+type OrderTermsSource interface {
+	OrderTerms(orderID uint64) (core.OrderTerms, bool)
+}
+
+// NewLostReports collects for the sessions marks describes (by index),
+// reading the terms of the orders of the kept events from source, the
+// matcher the replay applies the commands to.
+func NewLostReports(marks []ReportMark, max int, source OrderTermsSource) *LostReports {
 	l := &LostReports{marks: marks, max: max, copyExecMin: math.MaxUint64, copyExecResetMin: math.MaxInt64,
-		copyResetMin: math.MaxInt64, storeless: make([]int, len(marks))}
+		copyResetMin: math.MaxInt64, storeless: make([]int, len(marks)), source: source}
 	for _, m := range marks {
 		switch {
 		case !m.DropCopy || !m.Rebuild:
@@ -101,9 +121,12 @@ func (l *LostReports) Command(cmd []byte) {
 	}
 }
 
-// Event looks at one replayed event (valid only during the call): it is
-// kept when its session's store lacks its report or some drop-copy
-// session's store lacks a copy of it (Redeliver decides which it gets).
+// Event looks at one replayed event (valid only during the call, which is
+// the matcher's sink's Commit): it is kept when its session's store lacks
+// its report or some drop-copy session's store lacks a copy of it
+// (Redeliver decides which it gets). A kept Fill's, OrderCancelled's or
+// OrderReplaced's order is still live in the matcher then, and its terms
+// are the ones its live report read from the open-order view.
 func (l *LostReports) Event(ev []byte) {
 	session, execID, ok := reportOf(ev)
 	if !ok || int(session) >= len(l.marks) {
@@ -121,6 +144,14 @@ func (l *LostReports) Event(ev []byte) {
 		return
 	}
 	l.events = append(l.events, append([]byte(nil), ev...))
+	if orderID, ok := termsOrderOf(ev); ok && l.source != nil {
+		if t, ok := l.source.OrderTerms(orderID); ok && t != (core.OrderTerms{}) {
+			if l.terms == nil {
+				l.terms = map[int]core.OrderTerms{}
+			}
+			l.terms[len(l.events)-1] = t
+		}
+	}
 	if cause := venue.CauseSeqOf(ev); l.lastEchoKey == cause+1 {
 		if l.echoes == nil {
 			l.echoes = map[uint64]orderEcho{}
@@ -140,7 +171,34 @@ func (l *LostReports) Events() (events [][]byte, dropped int) { return l.events,
 func (l *LostReports) NoStore() []int { return l.storeless }
 
 // Free drops the kept events once redelivered.
-func (l *LostReports) Free() { l.events = nil }
+func (l *LostReports) Free() { l.events, l.terms = nil, nil }
+
+// termsOrderOf is the OrderID of an event whose report reads its order's
+// terms (orderTerms, onReplaced's post-only).
+func termsOrderOf(ev []byte) (uint64, bool) {
+	id, err := venue.TemplateIDOf(ev, 0)
+	if err != nil {
+		return 0, false
+	}
+	switch id {
+	case venue.FillTemplateID:
+		var e venue.Fill
+		if e.WrapDecode(ev, 0) == nil {
+			return e.OrderID(), true
+		}
+	case venue.OrderCancelledTemplateID:
+		var e venue.OrderCancelled
+		if e.WrapDecode(ev, 0) == nil {
+			return e.OrderID(), true
+		}
+	case venue.OrderReplacedTemplateID:
+		var e venue.OrderReplaced
+		if e.WrapDecode(ev, 0) == nil {
+			return e.OrderID(), true
+		}
+	}
+	return 0, false
+}
 
 // reportOf is the session and ExecID of an event answered with an
 // ExecutionReport that carries the matcher's ExecID.
@@ -191,19 +249,27 @@ func reportIn[T any, P interface {
 // it handed over.
 func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, copies int) {
 	// A gateway of its own renders them, as for a drop-copy replay
-	// (replayCopies), reading the live open-order view (a fill's or a
-	// cancel's ExpireTime, StopPx, MaxFloor and ExecInst: orderTerms) and
-	// instruments. That view is the one seeded after the replay: a fill or
-	// a cancel of an order that had ended by then lacks them (a limit
-	// docs/ARCHITECTURE.md, "Answers lost at a crash", states).
+	// (replayCopies), reading the instruments. What a fill's, a cancel's or
+	// a replace's report says of its order beyond its event (ExpireTime,
+	// StopPx, MaxFloor, ExecInst 6: orderTerms) is the terms the replay
+	// read as it kept the event, handed to the report as a change held
+	// with it (termsOf reads held changes first): the order may have ended
+	// by the replay's end, and the open-order view seeded then, read
+	// otherwise, no longer holds it.
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(g.instruments.Load())
 	marks := lost.marks
-	for _, ev := range lost.events {
-		_, execID, _ := reportOf(ev)
+	for i, ev := range lost.events {
+		sessionIdx, execID, _ := reportOf(ev)
 		ts := venue.TimestampNsOf(ev)
 		if cause := venue.CauseSeqOf(ev); lost.echoes[cause].noted() {
 			rg.rejectEchoes.note(cause, lost.echoes[cause])
+		}
+		if t, ok := lost.terms[i]; ok {
+			orderID, _ := termsOrderOf(ev)
+			rg.openHeld = append(rg.openHeld, openChange{session: sessionIdx, kind: openEntered, order: openOrder{orderID: orderID,
+				expireTimeNs: t.ExpireTimeNs, stopPxTicks: t.StopPxTicks, maxFloorQty: t.MaxFloorQty,
+				postOnly: t.Flags.Has(venue.OrderFlagsPostOnly)}})
 		}
 		rg.dispatch(ev)
 		for _, h := range rg.held {

@@ -29,7 +29,7 @@ func TestLostReports(t *testing.T) {
 		{Rebuild: true, ResetNs: 1000},
 		{Rebuild: false},
 	}
-	l := NewLostReports(marks, 3)
+	l := NewLostReports(marks, 3, nil)
 	for _, c := range []struct {
 		session uint16
 		execID  uint64
@@ -61,7 +61,7 @@ func TestLostReports(t *testing.T) {
 // TestLostReportsForADropCopy: an event whose report its session holds is
 // kept when a drop-copy session's store lacks its copy.
 func TestLostReportsForADropCopy(t *testing.T) {
-	l := NewLostReports([]ReportMark{{Rebuild: true, ExecID: 20}, {Rebuild: true, ExecID: 15, DropCopy: true}}, 8)
+	l := NewLostReports([]ReportMark{{Rebuild: true, ExecID: 20}, {Rebuild: true, ExecID: 15, DropCopy: true}}, 8, nil)
 	for _, id := range []uint64{14, 15, 16, 21} {
 		l.Event(acceptedEvent(t, 0, id, 5000))
 	}

@@ -32,7 +32,7 @@ func (s *Server) lostReportsCollector() (*gateway.LostReports, storeMark, error)
 	if err != nil {
 		return nil, highest, err
 	}
-	return gateway.NewLostReports(marks, lostReportsMax), highest, nil
+	return gateway.NewLostReports(marks, lostReportsMax, s.matcher), highest, nil
 }
 
 // readStoreMarks reads the last report each configured session's FIX store
