@@ -131,7 +131,9 @@
 // order's expire time, an iceberg's maxFloorQty and the flags PostOnly and
 // Iceberg, a finished order's too: its record keeps them (recordTerms; FIX
 // 4.4 requires the first two on every report of such an order, and the
-// others say what the order was, as its other reports did).
+// others say what the order was, as its other reports did). OrderTerms
+// reads the same terms by OrderID without a command (bookview.go), for the
+// reports rebuilt after a crash, whose orders may have ended.
 //
 // # Stops
 //
