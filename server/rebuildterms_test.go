@@ -61,29 +61,24 @@ func TestRebuiltReportsSayWhatTheOrderIs(t *testing.T) {
 		expectER(t, c, map[int]string{11: id, 150: "4"})
 	}
 	// Each kind of order once filled, once cancelled by its client.
-	sendOrder(t, c, order{id: "gtd-f", side: "1", qty: "1", px: "99.00", tif: "6", extra: gtd})
-	expectER(t, c, map[int]string{11: "gtd-f", 150: "0", 126: expire})
-	sendOrder(t, o, order{id: "hit-gtd", side: "2", qty: "1", px: "99.00", tif: "3"})
-	expectER(t, c, map[int]string{11: "gtd-f", 150: "F", 39: "2"})
-	sendOrder(t, c, order{id: "gtd-x", side: "1", qty: "1", px: "98.00", tif: "6", extra: gtd})
-	expectER(t, c, map[int]string{11: "gtd-x", 150: "0"})
-	cancel("gtd-x2", "gtd-x")
-
-	sendOrder(t, c, order{id: "ice-f", side: "1", qty: "4", px: "99.50", extra: iceberg})
-	expectER(t, c, map[int]string{11: "ice-f", 150: "0", 111: "2"})
-	sendOrder(t, o, order{id: "hit-ice", side: "2", qty: "4", px: "99.50", tif: "3"})
-	expectER(t, c, map[int]string{11: "ice-f", 150: "F", 39: "2"})
-	sendOrder(t, c, order{id: "ice-x", side: "1", qty: "4", px: "97.00", extra: iceberg})
-	expectER(t, c, map[int]string{11: "ice-x", 150: "0"})
-	cancel("ice-x2", "ice-x")
-
-	sendOrder(t, c, order{id: "po-f", side: "1", qty: "1", px: "99.80", extra: postOnly})
-	expectER(t, c, map[int]string{11: "po-f", 150: "0", 18: "6"})
-	sendOrder(t, o, order{id: "hit-po", side: "2", qty: "1", px: "99.80", tif: "3"})
-	expectER(t, c, map[int]string{11: "po-f", 150: "F", 39: "2"})
-	sendOrder(t, c, order{id: "po-x", side: "1", qty: "1", px: "96.00", extra: postOnly})
-	expectER(t, c, map[int]string{11: "po-x", 150: "0"})
-	cancel("po-x2", "po-x")
+	for _, k := range []struct {
+		name, qty, tif, fillPx, restPx string
+		extra                          []fixclient.Field
+		tag                            int
+		value                          string
+	}{
+		{"gtd", "1", "6", "99.00", "98.00", gtd, 126, expire},
+		{"ice", "4", "", "99.50", "97.00", iceberg, 111, "2"},
+		{"po", "1", "", "99.80", "96.00", postOnly, 18, "6"},
+	} {
+		sendOrder(t, c, order{id: k.name + "-f", side: "1", qty: k.qty, px: k.fillPx, tif: k.tif, extra: k.extra})
+		expectER(t, c, map[int]string{11: k.name + "-f", 150: "0", k.tag: k.value})
+		sendOrder(t, o, order{id: "hit-" + k.name, side: "2", qty: k.qty, px: k.fillPx, tif: "3"})
+		expectER(t, c, map[int]string{11: k.name + "-f", 150: "F", 39: "2"})
+		sendOrder(t, c, order{id: k.name + "-x", side: "1", qty: k.qty, px: k.restPx, tif: k.tif, extra: k.extra})
+		expectER(t, c, map[int]string{11: k.name + "-x", 150: "0"})
+		cancel(k.name+"-x2", k.name+"-x")
+	}
 	// A post-only order replaced, then cancelled: the replace keeps
 	// post-only, which its event does not carry either.
 	sendOrder(t, c, order{id: "po-r", side: "1", qty: "1", px: "95.00", extra: postOnly})
