@@ -278,7 +278,8 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	// open-order view and the trading statuses of its own from the events,
 	// as outbound does, since reports read them (a fill's or a cancel's
 	// ExpireTime, StopPx, MaxFloor and ExecInst 6: orderTerms; an auction's
-	// TradingSessionSubID).
+	// TradingSessionSubID): from every replayed event, those before the
+	// period too, or a copy of an order entered before it would lack them.
 	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil),
 		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
