@@ -460,6 +460,32 @@ func (g *Gateway) LogOut(idx uint16, text string) {
 	}
 }
 
+// LogOutAll ends every logged-on session as LogOut does, with text, and
+// returns a channel closed once each of their connections has closed (the
+// Logout written and logoutWriteWait passed, or the client gone first).
+func (g *Gateway) LogOutAll(text string) <-chan struct{} {
+	var closing []<-chan struct{}
+	for _, s := range g.sessions {
+		if !s.loggedOn.Load() {
+			continue
+		}
+		if p := s.out.pacer; p != nil {
+			if _, closed := p.WriteDone(s.cfg.ID); closed != nil {
+				closing = append(closing, closed)
+			}
+		}
+		g.logOut(s, text)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, c := range closing {
+			<-c
+		}
+	}()
+	return done
+}
+
 // logOut sends s a Logout through its sender, so that it follows the answers
 // already queued for the session instead of overtaking them, and closes the
 // connection logoutWriteWait later.

@@ -205,9 +205,12 @@ type ClusterNode struct {
 	srv     *Server
 	served  chan struct{} // closed when serve returns (the venue started, or failed to)
 	deposed chan struct{}
-	failed  chan error
-	once    sync.Once
-	runDone chan struct{}
+	// leaderChanged receives (without blocking: one pending is enough)
+	// each time the node learns of a leader (onLeader).
+	leaderChanged chan struct{}
+	failed        chan error
+	once          sync.Once
+	runDone       chan struct{}
 
 	stop chan struct{} // closed by Close
 
@@ -287,7 +290,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		return nil, err
 	}
 	c := &ClusterNode{cfg: cfg, opts: opts, log: opts.Logger.With("node", cl.NodeID), matcher: m,
-		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}), terms: terms0,
+		hash: journal.NewHashSink(), check: cluster.NewHashCheck(), reg: prometheus.NewRegistry(), deposed: make(chan struct{}), leaderChanged: make(chan struct{}, 1), terms: terms0,
 		failed: make(chan error, 1), runDone: make(chan struct{}), stop: make(chan struct{}), served: make(chan struct{})}
 	c.tape = followerTape(cfg)
 	if c.disabled, err = newDisabledSessions(cfg, false); err != nil {
@@ -356,7 +359,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		return nil, err
 	}
 	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
-		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, OnLeader: c.recordTerms, Logger: c.log})
+		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, OnLeader: c.onLeader, Logger: c.log})
 	var gateTLS *tls.Config
 	if cfg.FIX.TLSCertFile != "" {
 		if gateTLS, err = tlsserver.Config(cfg.FIX.TLSCertFile, cfg.FIX.TLSKeyFile, cfg.FIX.TLSClientCAFile); err != nil {
@@ -658,6 +661,17 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 	case cluster.RoleDeposed:
 		c.log.Error("cluster: leadership lost: taking no more orders; restart to rebuild from the committed log")
 		c.once.Do(func() { close(c.deposed) })
+	}
+}
+
+// onLeader runs on the runner goroutine when the node learns of a leader:
+// it records the terms (recordTerms) and wakes a deposed node waiting to
+// name the new leader to its FIX clients (logOutFIX).
+func (c *ClusterNode) onLeader(id uint64) {
+	c.recordTerms(id)
+	select {
+	case c.leaderChanged <- struct{}{}:
+	default: // one wake-up pending is enough: the waiter reads the leader anew
 	}
 }
 
@@ -1089,7 +1103,8 @@ const (
 // "Losing leadership"): the admin address answers 503 not_leader from now
 // on; the venue's admin API answers the calls it took (a command applied
 // but not committed: 503 unconfirmed, as the journal stage stopped) and
-// stops accepting, each server waiting at most timeout; then the admin
+// stops accepting, and its FIX sessions are logged out naming the new
+// leader (logOutFIX), each waiting at most timeout; then the admin
 // and status sockets stop accepting, the calls accepted are answered, and
 // the sockets are returned, no longer closed on exec, by name, for the next
 // process (Options.Inherited): the calls the kernel queued meanwhile wait
@@ -1116,6 +1131,7 @@ func (c *ClusterNode) PrepareRestart(timeout time.Duration) map[string]uintptr {
 			c.venueView.settle(deadline) // listenerView.shutdown
 			srv.ShutdownAdmin(time.Until(deadline))
 		})
+		wg.Go(func() { c.logOutFIX(srv, timeout) })
 	}
 	// A node deposed while it started to lead may still have its
 	// follower's server.
@@ -1141,6 +1157,58 @@ func (c *ClusterNode) PrepareRestart(timeout time.Duration) map[string]uintptr {
 		c.log.Warn("the status socket is not handed to the restarted process", "err", err)
 	}
 	return fds
+}
+
+// deposedLeaderWait bounds how long a deposed node waits to learn the new
+// leader before it logs its FIX sessions out: after a transfer the new
+// leader's first append follows within a heartbeat or two, and a node cut
+// off from the others may not hear of one for an election or more, when
+// its clients are better told to try the other nodes than held.
+const deposedLeaderWait = time.Second
+
+// logOutFIX tells each logged-on FIX session of the deposed venue that the
+// leadership moved, with a Logout naming the new leader's FIX address as a
+// follower's refusal does (followerGate.refuse), so that its client logs on
+// there rather than guessing from a dropped connection (README, "Cluster:
+// three replicas"). The gateway is halted first: from here on it takes no
+// order (one taken would be applied to a state the restart discards) and
+// journals no disconnect (the new leader cancels those of sessions that do
+// not log on to it: fix.cancel_grace). A Logout carries no business
+// content, so sending it changes nothing a replica holds; the wait for the
+// leader and for the Logouts to be written is bounded by timeout, as the
+// other steps of the restart, and runs beside them, so that a client that
+// does not read keeps no node from rebuilding as a follower.
+func (c *ClusterNode) logOutFIX(srv *Server, timeout time.Duration) {
+	bound := time.NewTimer(timeout)
+	defer bound.Stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Halt and the Logouts queue behind what each sender holds: a full
+		// queue may hold them up, never the restart (bound).
+		srv.gw.Halt(haltReason(cluster.ErrLostLeadership))
+		known := time.NewTimer(min(deposedLeaderWait, timeout))
+		defer known.Stop()
+	wait:
+		for c.leaderFIX() == "" {
+			select {
+			case <-c.leaderChanged:
+			case <-known.C:
+				break wait
+			}
+		}
+		text := "this node lost the cluster's leadership; no leader elected yet, try the other nodes"
+		if p, ok := c.leaderPeer(); ok {
+			text = fmt.Sprintf("leadership moved to node %d; leader FIX address %s", p.ID, p.FIXAddr)
+		}
+		c.log.Info("cluster: logging the FIX sessions out", "text", text)
+		<-srv.gw.LogOutAll(text)
+	}()
+	select {
+	case <-done:
+	case <-bound.C:
+		c.log.Warn("cluster: FIX sessions still connected as the node restarts: their connections close without a Logout written")
+	}
 }
 
 // ShutdownStatus stops the status server once the answers in flight are

@@ -2041,6 +2041,45 @@ func TestClusterAddressesSwappedAcrossATransfer(t *testing.T) {
 	})
 }
 
+// TestClusterTransferLogsFIXSessionsOut: a client logged on to the leader
+// when `cluster transfer` deposes it reads a Logout whose Text names the
+// new leader's FIX address, as a follower's refusal does, and logs on
+// there; its connection used to drop without a word (docs/ARCHITECTURE.md,
+// "Losing leadership").
+func TestClusterTransferLogsFIXSessionsOut(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	h.converge(10 * time.Second)
+	cl, err := h.clients[0].connect([]string{h.fix[l]}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	to := (l + 1) % 3
+	if out, err := transfer(h.cfgs[l], to); err != nil {
+		t.Fatalf("cluster transfer --to %d: %v\n%s", to+1, err, out)
+	}
+	var logout *fixclient.Message
+	for logout == nil {
+		m, err := cl.Read(15 * time.Second)
+		if err != nil {
+			t.Fatalf("after the transfer the old leader (node %d) ended the session without a Logout: %v\n%s", l+1, err, lastLines(h.procs[l].logs(), 20))
+		}
+		if m.Type() == "5" {
+			logout = m
+		}
+	}
+	want := fmt.Sprintf("leadership moved to node %d; leader FIX address %s", to+1, h.fix[to])
+	if got := logout.Get(58); got != want {
+		t.Fatalf("the old leader's Logout says %q, want %q", got, want)
+	}
+	next, err := h.clients[0].connect([]string{h.fix[to]}, 20*time.Second)
+	if err != nil {
+		t.Fatalf("logging on at the address the Logout names: %v", err)
+	}
+	next.Close()
+}
+
 // TestClusterPeerAtAWrongAddressIsLogged: a node whose [[cluster.peer]]
 // names a wrong raft_addr for another node says so in its log, naming the
 // peer and the address (cluster/doc.go, "Transport"): it said nothing,
