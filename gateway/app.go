@@ -70,7 +70,14 @@ func (a *application) OnLogout(id quickfix.SessionID) {
 	g.metrics.loggedOn.Dec()
 	g.log.Info("session logged out", "session", id.String(), "cancel_on_disconnect", s.cfg.CancelOnDisconnect)
 	if err := g.Disconnected(s.idx, DisconnectCommandWait); err != nil {
-		g.log.Error("could not journal the disconnect", "session", id.String(), "err", err)
+		if reason := g.halted(); reason != "" {
+			// A halted venue journals nothing, as it was meant to (a disk
+			// that failed, a cluster leader deposed, whose successor
+			// cancels after fix.cancel_grace): said, not an error of its own.
+			g.log.Warn("disconnect not journaled: the venue is halted", "session", id.String(), "halt", reason)
+		} else {
+			g.log.Error("could not journal the disconnect", "session", id.String(), "err", err)
+		}
 	}
 	if g.cfg.OnSessionEnd != nil {
 		g.cfg.OnSessionEnd(s.idx)
