@@ -173,7 +173,7 @@ func (c *Config) validateCluster() []error {
 	// itself (or one other) would be a quorum of its own on a fresh data
 	// directory, leading beside the cluster it was meant to join.
 	if n := len(cl.Peers); n < ClusterNodesMin || n > ClusterNodesMax {
-		add("cluster.peer: %d nodes, want %d..%d, this node included, the same list on every node (without [cluster] the venue runs alone)",
+		add("cluster.peer: %d listed, want %d..%d nodes, this node included, the same list on every node (without [cluster] the venue runs alone)",
 			n, ClusterNodesMin, ClusterNodesMax)
 	}
 	seen := map[uint64]bool{}

@@ -955,7 +955,8 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 		}
 		to, err := strconv.ParseUint(r.URL.Query().Get("to"), 10, 64)
 		if err != nil {
-			http.Error(w, "to: "+err.Error(), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("to: want the id of a node of [[cluster.peer]] (a positive number), got %q", r.URL.Query().Get("to")),
+				http.StatusBadRequest)
 			return
 		}
 		var refused string

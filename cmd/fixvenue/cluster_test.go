@@ -1128,7 +1128,7 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	out, err = exec.CommandContext(ctx, binPath, "serve", "--config", soloCfg).CombinedOutput()
 	cancel()
-	if err == nil || !strings.Contains(string(out), "cluster.peer: 1 nodes, want 3..7") {
+	if err == nil || !strings.Contains(string(out), "cluster.peer: 1 listed, want 3..7 nodes") {
 		t.Fatalf("a node started with only itself as peer: %v\n%s", err, lastLines(string(out), 10))
 	}
 	h.start(down)
@@ -1228,6 +1228,22 @@ func TestClusterTransferNeedsAnOperatorToken(t *testing.T) {
 		if status == http.StatusUnauthorized && header.Get("WWW-Authenticate") == "" {
 			t.Errorf("a transfer with %s: 401 without WWW-Authenticate", c.name)
 		}
+	}
+	// With an operator's token, a to that names no node id is refused
+	// saying what it wants and what it got.
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://%s/cluster/transfer?to=two", h.status[l]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+clusterToken)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("POST /cluster/transfer?to=two: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `to: want the id of a node of [[cluster.peer]] (a positive number), got "two"`) {
+		t.Fatalf("a transfer to=two: %d %q", resp.StatusCode, b)
 	}
 	// The CLI: the refusal on standard error, nothing on standard output.
 	noToken := append(os.Environ(), "FIXVENUE_ADMIN_TOKEN=")
