@@ -25,16 +25,7 @@ func TestDropCopyReplaySaysWhatTheOrderIs(t *testing.T) {
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	expire := time.Now().Add(time.Hour).UTC().Format("20060102-15:04:05") + ".000"
-	gtd, postOnly := []fixclient.Field{fixclient.F(126, expire)}, []fixclient.Field{fixclient.F(18, "6")}
-	iceberg := []fixclient.Field{fixclient.F(111, "2")}
-	kinds := []struct {
-		name, qty, tif, fillPx, restPx string
-		extra                          []fixclient.Field
-	}{
-		{"gtd", "1", "6", "99.00", "98.00", gtd},
-		{"ice", "4", "1", "99.50", "97.00", iceberg},
-		{"po", "1", "1", "99.80", "96.00", postOnly},
-	}
+	kinds := termKinds(expire)
 	// Before the period: every order entered, one of each kind to be
 	// filled and one to be cancelled, a post-only one to be replaced and
 	// two buy stops.
@@ -44,7 +35,7 @@ func TestDropCopyReplaySaysWhatTheOrderIs(t *testing.T) {
 		sendOrder(t, c, order{id: k.name + "-x", side: "1", qty: k.qty, px: k.restPx, tif: k.tif, extra: k.extra})
 		expectER(t, c, map[int]string{11: k.name + "-x", 150: "0"})
 	}
-	sendOrder(t, c, order{id: "po-r", side: "1", qty: "1", px: "95.00", tif: "1", extra: postOnly})
+	sendOrder(t, c, order{id: "po-r", side: "1", qty: "1", px: "95.00", tif: "1", extra: []fixclient.Field{fixclient.F(18, "6")}})
 	expectER(t, c, map[int]string{11: "po-r", 150: "0"})
 	sendOrder(t, c, order{id: "stop-x", side: "1", qty: "1", tif: "1", typ: "3", extra: []fixclient.Field{fixclient.F(99, "101.00")}})
 	expectER(t, c, map[int]string{11: "stop-x", 150: "0", 99: "101.00"})
@@ -62,29 +53,16 @@ func TestDropCopyReplaySaysWhatTheOrderIs(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 
 	// The period: their fills, replace and cancels.
-	cancel := func(id, orig string) {
-		t.Helper()
-		if err := c.Send("F", fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-			fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
-			t.Fatal(err)
-		}
-		expectER(t, c, map[int]string{11: id, 150: "4"})
-	}
 	// The best bid first: each hit fills only its own order.
 	for i := range kinds {
 		k := kinds[len(kinds)-1-i]
 		sendOrder(t, o, order{id: "hit-" + k.name, side: "2", qty: k.qty, px: k.fillPx, tif: "3"})
 		expectER(t, c, map[int]string{11: k.name + "-f", 150: "F", 39: "2"})
-		cancel(k.name+"-x2", k.name+"-x")
+		cancelBuy(t, c, k.name+"-x2", k.name+"-x")
 	}
-	if err := c.Send("G", fixclient.F(11, "po-r2"), fixclient.F(41, "po-r"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "2"), fixclient.F(40, "2"), fixclient.F(44, "95.00"),
-		fixclient.F(59, "1")); err != nil {
-		t.Fatal(err)
-	}
-	expectER(t, c, map[int]string{11: "po-r2", 150: "5", 18: "6"})
-	cancel("po-r3", "po-r2")
-	cancel("stop-x2", "stop-x")
+	replacePostOnly(t, c, "1")
+	cancelBuy(t, c, "po-r3", "po-r2")
+	cancelBuy(t, c, "stop-x2", "stop-x")
 	sendOrder(t, o, order{id: "ask", side: "2", qty: "2", px: "100.50"})
 	expectER(t, o, map[int]string{11: "ask", 150: "0"})
 	sendOrder(t, d, order{id: "lift", side: "1", qty: "1", px: "100.50", tif: "3"})

@@ -50,52 +50,28 @@ func TestRebuiltReportsSayWhatTheOrderIs(t *testing.T) {
 	c, _ = resume(t, s, "CLIENT1", next)
 	o, d := logon(t, s, "CLIENT2", true), logon(t, s, "CLIENT3", true)
 	expire := time.Now().Add(time.Hour).UTC().Format("20060102-15:04:05") + ".000"
-	gtd, postOnly := []fixclient.Field{fixclient.F(126, expire)}, []fixclient.Field{fixclient.F(18, "6")}
-	iceberg := []fixclient.Field{fixclient.F(111, "2")}
-	cancel := func(id, orig string) {
-		t.Helper()
-		if err := c.Send("F", fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-			fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
-			t.Fatal(err)
-		}
-		expectER(t, c, map[int]string{11: id, 150: "4"})
-	}
 	// Each kind of order once filled, once cancelled by its client.
-	for _, k := range []struct {
-		name, qty, tif, fillPx, restPx string
-		extra                          []fixclient.Field
-		tag                            int
-		value                          string
-	}{
-		{"gtd", "1", "6", "99.00", "98.00", gtd, 126, expire},
-		{"ice", "4", "", "99.50", "97.00", iceberg, 111, "2"},
-		{"po", "1", "", "99.80", "96.00", postOnly, 18, "6"},
-	} {
+	for _, k := range termKinds(expire) {
 		sendOrder(t, c, order{id: k.name + "-f", side: "1", qty: k.qty, px: k.fillPx, tif: k.tif, extra: k.extra})
 		expectER(t, c, map[int]string{11: k.name + "-f", 150: "0", k.tag: k.value})
 		sendOrder(t, o, order{id: "hit-" + k.name, side: "2", qty: k.qty, px: k.fillPx, tif: "3"})
 		expectER(t, c, map[int]string{11: k.name + "-f", 150: "F", 39: "2"})
 		sendOrder(t, c, order{id: k.name + "-x", side: "1", qty: k.qty, px: k.restPx, tif: k.tif, extra: k.extra})
 		expectER(t, c, map[int]string{11: k.name + "-x", 150: "0"})
-		cancel(k.name+"-x2", k.name+"-x")
+		cancelBuy(t, c, k.name+"-x2", k.name+"-x")
 	}
 	// A post-only order replaced, then cancelled: the replace keeps
 	// post-only, which its event does not carry either.
-	sendOrder(t, c, order{id: "po-r", side: "1", qty: "1", px: "95.00", extra: postOnly})
+	sendOrder(t, c, order{id: "po-r", side: "1", qty: "1", px: "95.00", extra: []fixclient.Field{fixclient.F(18, "6")}})
 	expectER(t, c, map[int]string{11: "po-r", 150: "0"})
-	if err := c.Send("G", fixclient.F(11, "po-r2"), fixclient.F(41, "po-r"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
-		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "2"), fixclient.F(40, "2"), fixclient.F(44, "95.00"),
-		fixclient.F(59, "0")); err != nil {
-		t.Fatal(err)
-	}
-	expectER(t, c, map[int]string{11: "po-r2", 150: "5", 18: "6"})
-	cancel("po-r3", "po-r2")
+	replacePostOnly(t, c, "0")
+	cancelBuy(t, c, "po-r3", "po-r2")
 
 	// A buy stop cancelled while it waits; another elected by a trade at
 	// its stop price (CLIENT3 buying from CLIENT2), then filled.
 	sendOrder(t, c, order{id: "stop-x", side: "1", qty: "1", typ: "3", extra: []fixclient.Field{fixclient.F(99, "101.00")}})
 	expectER(t, c, map[int]string{11: "stop-x", 150: "0", 99: "101.00"})
-	cancel("stop-x2", "stop-x")
+	cancelBuy(t, c, "stop-x2", "stop-x")
 	sendOrder(t, c, order{id: "stop-f", side: "1", qty: "1", typ: "3", extra: []fixclient.Field{fixclient.F(99, "100.50")}})
 	expectER(t, c, map[int]string{11: "stop-f", 150: "0", 99: "100.50"})
 	sendOrder(t, o, order{id: "ask", side: "2", qty: "2", px: "100.50"})
@@ -170,4 +146,47 @@ func TestRebuiltReportsSayWhatTheOrderIs(t *testing.T) {
 			t.Errorf("no rebuilt report %s to check (checked: %v)", want, checked)
 		}
 	}
+}
+
+// termKind is an order whose reports repeat what its events do not carry:
+// one of it is filled (name-f, at fillPx, by a hit named hit-name) and
+// one cancelled (name-x, resting at restPx); its New report says tag=value.
+type termKind struct {
+	name, qty, tif, fillPx, restPx string
+	extra                          []fixclient.Field
+	tag                            int
+	value                          string
+}
+
+// termKinds are a GTD order expiring at expire (a UTCTimestamp), a GTC
+// iceberg showing 2 and a GTC post-only order, each a buy on ACME.
+func termKinds(expire string) []termKind {
+	return []termKind{
+		{"gtd", "1", "6", "99.00", "98.00", []fixclient.Field{fixclient.F(126, expire)}, 126, expire},
+		{"ice", "4", "1", "99.50", "97.00", []fixclient.Field{fixclient.F(111, "2")}, 111, "2"},
+		{"po", "1", "1", "99.80", "96.00", []fixclient.Field{fixclient.F(18, "6")}, 18, "6"},
+	}
+}
+
+// cancelBuy cancels c's ACME buy orig with ClOrdID id and reads its report.
+func cancelBuy(t *testing.T, c *fixclient.Client, id, orig string) {
+	t.Helper()
+	if err := c.Send("F", fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: id, 150: "4"})
+}
+
+// replacePostOnly replaces c's post-only ACME buy po-r (1 at 95.00) by
+// po-r2 (2 at 95.00, TimeInForce tif) and reads its report, which keeps
+// post-only (18=6) though the replace's event does not carry it.
+func replacePostOnly(t *testing.T, c *fixclient.Client, tif string) {
+	t.Helper()
+	if err := c.Send("G", fixclient.F(11, "po-r2"), fixclient.F(41, "po-r"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "2"), fixclient.F(40, "2"), fixclient.F(44, "95.00"),
+		fixclient.F(59, tif)); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "po-r2", 150: "5", 18: "6"})
 }
