@@ -355,20 +355,7 @@ func TestElectedStopWaitingForTheUncrossKeepsStopPx(t *testing.T) {
 			}
 		}
 	}
-	waiting := uint64(s.Pipeline().Durable().Load())
-	waitSnapshotPast(t, s, waiting)
-	ask(c, "status")
-	seq := waitUsableSnapshotPast(t, s, waiting)
-	total := s.Pipeline().Durable().Load() + 1
-	next := c.NextOut
-	c.Close()
-	s.Close()
-
-	s2 := startServer(t, cfg, Options{})
-	if s2.Replayed() >= total {
-		t.Fatalf("replayed %d of %d commands: the snapshot after seq %d was not used", s2.Replayed(), total, seq)
-	}
-	r, _ := resume(t, s2, "CLIENT1", next)
+	_, r := restartFromSnapshot(t, s, cfg, c, ask)
 	ask(r, "status after a restart from a snapshot")
 }
 

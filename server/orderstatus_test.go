@@ -88,21 +88,7 @@ func TestOrderStatusOfEndedOrdersEchoesTerms(t *testing.T) {
 	// A snapshot after the orders ended; the states kept beside it are
 	// saved at a later command's first event, which the status requests
 	// give.
-	ended := uint64(s.Pipeline().Durable().Load())
-	waitSnapshotPast(t, s, ended)
-	ask(c, "status")
-	seq := waitUsableSnapshotPast(t, s, ended)
-	total := s.Pipeline().Durable().Load() + 1
-	next := c.NextOut
-	c.Close()
-	other.Close()
-	s.Close()
-
-	s2 := startServer(t, testConfig(t, dir, ""), Options{})
-	if s2.Replayed() >= total {
-		t.Fatalf("replayed %d of %d commands: the snapshot after seq %d was not used", s2.Replayed(), total, seq)
-	}
-	r, _ := resume(t, s2, "CLIENT1", next)
+	_, r := restartFromSnapshot(t, s, testConfig(t, dir, ""), c, ask, other)
 	ask(r, "status after a restart from a snapshot")
 	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/journal"
@@ -323,4 +324,33 @@ func TestMissingFIXStoreIsReported(t *testing.T) {
 	if strings.Contains(text, "session=CLIENT2") {
 		t.Fatalf("a warning for a session that never traded:\n%s", text)
 	}
+}
+
+// restartFromSnapshot has s take a snapshot past all it made durable, asks
+// c's status requests once it is taken (ask: the states kept beside a
+// snapshot are saved at a later command's first event, which they give),
+// waits until a start can use it, stops c, others and s, starts the venue
+// on cfg again, and fails unless that start loaded the snapshot rather than
+// replaying every command. It returns the new venue and CLIENT1 resumed on
+// it.
+func restartFromSnapshot(t *testing.T, s *Server, cfg *config.Config, c *fixclient.Client, ask func(*fixclient.Client, string),
+	others ...*fixclient.Client) (*Server, *fixclient.Client) {
+	t.Helper()
+	durable := uint64(s.Pipeline().Durable().Load())
+	waitSnapshotPast(t, s, durable)
+	ask(c, "status")
+	seq := waitUsableSnapshotPast(t, s, durable)
+	total := s.Pipeline().Durable().Load() + 1
+	next := c.NextOut
+	c.Close()
+	for _, o := range others {
+		o.Close()
+	}
+	s.Close()
+	s2 := startServer(t, cfg, Options{})
+	if s2.Replayed() >= total {
+		t.Fatalf("replayed %d of %d commands: the snapshot after seq %d was not used", s2.Replayed(), total, seq)
+	}
+	r, _ := resume(t, s2, "CLIENT1", next)
+	return s2, r
 }
