@@ -227,15 +227,22 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 
 // submit claims a command slot, has encode write the command of sequence
 // cmdSeq into it, publishes it and waits until it is applied and durable
-// (await). Should encode fail (the callers check lengths first, so a bug),
+// (awaitKeeping). Should encode fail (the callers check lengths first, so a bug),
 // the slot is still published, as a Tick: a claimed slot cannot be given
 // back.
 func (o *Ops) submit(encode func(slot []byte, cmdSeq uint64) error) (Result, error) {
+	r, _, err := o.submitKeeping(encode, false)
+	return r, err
+}
+
+// submitKeeping is submit; with keep, a wait that times out returns late,
+// which gives the command's result once applied (awaitKeeping).
+func (o *Ops) submitKeeping(encode func(slot []byte, cmdSeq uint64) error, keep bool) (r Result, late <-chan Result, err error) {
 	cmdSeq, wait, err := o.publishCommand(encode, true)
 	if err != nil {
-		return Result{Seq: cmdSeq}, err
+		return Result{Seq: cmdSeq}, nil, err
 	}
-	return o.await(cmdSeq, wait)
+	return o.awaitKeeping(cmdSeq, wait, keep)
 }
 
 // publishCommand claims a command slot, has encode write the command of
@@ -272,15 +279,10 @@ func (o *Ops) publishCommand(encode func(slot []byte, cmdSeq uint64) error, expe
 	return cmdSeq, wait, nil
 }
 
-// await waits for the result of command seq and for it to be durable.
-func (o *Ops) await(cmdSeq uint64, wait <-chan Result) (Result, error) {
-	r, _, err := o.awaitKeeping(cmdSeq, wait, false)
-	return r, err
-}
-
-// awaitKeeping is await; with keep, a wait that times out (ErrTimeout)
-// returns late, which gives the command's result once the matcher has
-// applied it (at once when it had: the command not yet durable).
+// awaitKeeping waits for the result of command seq and for it to be
+// durable; with keep, a wait that times out (ErrTimeout) returns late,
+// which gives the command's result once the matcher has applied it (at
+// once when it had: the command not yet durable).
 func (o *Ops) awaitKeeping(cmdSeq uint64, wait <-chan Result, keep bool) (r Result, late <-chan Result, err error) {
 	timeout := o.cfg.Admin.CallTimeout.Duration
 	timer := time.NewTimer(timeout)

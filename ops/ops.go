@@ -655,11 +655,7 @@ func (o *Ops) Do(a Action) (Result, error) {
 func (o *Ops) doLate(a Action) (r Result, late <-chan Result, err error) { return o.do(a, true) }
 
 func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
-	cmdSeq, wait, err := o.publishCommand(a.encode(o.stampNs), true)
-	if err != nil {
-		return Result{Seq: cmdSeq}, nil, err
-	}
-	r, late, err := o.awaitKeeping(cmdSeq, wait, keep)
+	r, late, err := o.submitKeeping(a.encode(o.stampNs), keep)
 	if err != nil {
 		return r, late, err
 	}
