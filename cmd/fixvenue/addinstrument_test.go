@@ -79,7 +79,6 @@ sha256 = %q
 		args []string
 		want string
 	}{
-		{with("--reason", ""), "no_reason"},
 		{with("--tick-size", "0"), "bad_tick_size"},
 		{with("--ref-price", "20.01"), "bad_price"},
 		{with("--max-qty", "5"), "bad_quantity"},

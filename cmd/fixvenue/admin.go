@@ -59,6 +59,8 @@ commands (README "Operating the venue"):
 Every command but hash-token takes --addr A, --token T, --json and --timeout D, and for https
 --tls [--ca-file F] [--cert-file F --key-file F]. Without --addr the address is $FIXVENUE_ADMIN_ADDR,
 else 127.0.0.1:9465; without --token the token is $FIXVENUE_ADMIN_TOKEN.
+A usage error (an option given twice, or one the command needs left out) exits 2 and sends
+nothing; a refusal of the venue, or no answer, exits 1.
 Run "fixvenue admin <command> -h" for a command's options.
 `
 
@@ -129,6 +131,9 @@ type adminClient struct {
 	// (--addr, the environment or the default), which an error that is
 	// no answer of the admin API names.
 	addr, addrFrom string
+	// fs is the command's flag set: which options were given, and its
+	// usage for a usage error found after parsing.
+	fs *flag.FlagSet
 }
 
 // addFlags are the options of `admin instrument add`.
@@ -233,6 +238,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.asJSON = *asJSON
+	c.fs = fs
 	switch {
 	case flagSet(fs, "addr"):
 		c.addrFrom = "--addr"
@@ -442,9 +448,13 @@ func (c *adminClient) run(sub string, args []string) int {
 		if !want(1, "one SYMBOL (or all)") {
 			return 2
 		}
+		if !c.require(sub, "reason") {
+			return 2
+		}
 		return c.action("/v1/instruments/"+url.PathEscape(args[0])+"/"+sub, map[string]string{"reason": c.reason})
 	case "cancel":
-		if !want(0, "filters as --session, --account, --instrument") {
+		if !want(0, "filters as --session, --account, --instrument") || !c.requireOne(sub, "session", "account", "instrument") ||
+			!c.require(sub, "reason") {
 			return 2
 		}
 		body := map[string]string{"reason": c.reason}
@@ -455,7 +465,7 @@ func (c *adminClient) run(sub string, args []string) int {
 		}
 		return c.action("/v1/cancel", body)
 	case "band":
-		if !want(1, "one SYMBOL") {
+		if !want(1, "one SYMBOL") || !c.require(sub, "ref-price", "band-percent", "reason") {
 			return 2
 		}
 		return c.actionBody("/v1/instruments/"+url.PathEscape(args[0])+"/band",
@@ -469,19 +479,24 @@ func (c *adminClient) run(sub string, args []string) int {
 			fmt.Fprintf(c.errOut, "fixvenue admin instrument add: the SYMBOL is empty\n")
 			return 2
 		}
+		// --id, --status and --group have defaults; the venue takes no
+		// default for the terms.
+		if !c.require("instrument add", "tick-size", "lot-size", "min-qty", "max-qty", "ref-price", "band-percent", "reason") {
+			return 2
+		}
 		return c.addInstrument(args[1])
 	case "phase":
-		if !want(2, "a schedule GROUP and a phase: pre_open, open, closing_call or close") {
+		if !want(2, "a schedule GROUP and a phase: pre_open, open, closing_call or close") || !c.require(sub, "reason") {
 			return 2
 		}
 		return c.action("/v1/phase", map[string]string{"reason": c.reason, "group": args[0], "phase": args[1]})
 	case "eod":
-		if !want(0, "no argument") {
+		if !want(0, "no argument") || !c.require(sub, "reason") {
 			return 2
 		}
 		return c.action("/v1/eod", map[string]string{"reason": c.reason})
 	case "logout", "disable", "enable":
-		if !want(1, "one session CompID") {
+		if !want(1, "one session CompID") || !c.require(sub, "reason") {
 			return 2
 		}
 		return c.action("/v1/sessions/"+url.PathEscape(args[0])+"/"+sub, map[string]string{"reason": c.reason})
@@ -490,6 +505,60 @@ func (c *adminClient) run(sub string, args []string) int {
 	}
 	fmt.Fprintf(c.errOut, "fixvenue admin: unknown command %q\n\n%s", sub, adminUsage)
 	return 2
+}
+
+// require reports whether every option of names was given to the command
+// cmd (a word or two after c.prog), a string option with a value that is
+// not blank. It says which were not on one line of c.errOut, with the
+// command's usage, when one was not: a usage error (exit 2), found before
+// anything is sent, where the venue refused the call as a bad body (exit
+// 1) or, for an option it would read as 0, as a value out of range. A
+// number given, 0 included, is the venue's to judge, as any value is.
+func (c *adminClient) require(cmd string, names ...string) bool {
+	given := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) {
+		// An empty string is what the API reads when the name is left
+		// out: a blank --reason "$REASON" is no reason.
+		if g, ok := f.Value.(flag.Getter); ok {
+			if s, isString := g.Get().(string); isString && strings.TrimSpace(s) == "" {
+				return
+			}
+		}
+		given[f.Name] = true
+	})
+	var missing []string
+	for _, n := range names {
+		if !given[n] {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(missing) == 0 {
+		return true
+	}
+	what := "option " + missing[0] + " is"
+	if len(missing) > 1 {
+		what = "options " + strings.Join(missing, ", ") + " are"
+	}
+	fmt.Fprintf(c.errOut, "%s %s: %s required: nothing was sent\n", c.prog, cmd, what)
+	c.fs.SetOutput(c.errOut)
+	c.fs.Usage()
+	return false
+}
+
+// requireOne is require for options of which the command needs one at
+// least (cancel's filters, a risk call's subject).
+func (c *adminClient) requireOne(cmd string, names ...string) bool {
+	given := false
+	c.fs.Visit(func(f *flag.Flag) {
+		given = given || (slices.Contains(names, f.Name) && strings.TrimSpace(f.Value.String()) != "")
+	})
+	if given {
+		return true
+	}
+	fmt.Fprintf(c.errOut, "%s %s: one of the options --%s is required: nothing was sent\n", c.prog, cmd, strings.Join(names, ", --"))
+	c.fs.SetOutput(c.errOut)
+	c.fs.Usage()
+	return false
 }
 
 func (c *adminClient) action(path string, body map[string]string) int {

@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,12 +100,12 @@ func TestAdminCLI(t *testing.T) {
 		{[]string{"halt", "ACME", "--reason", "cli halt"}, 0, "SetTradingStatus: done by carol", ""},
 		{[]string{"halt", "--reason", "again", "ACME"}, 1, "", "invalid_transition"},
 		{[]string{"halt", "NOPE", "--reason", "x"}, 1, "", "unknown instrument"},
-		{[]string{"halt", "ACME"}, 1, "", "give a reason"},
+		{[]string{"halt", "ACME"}, 2, "", "fixvenue admin halt: option --reason is required"},
 		{[]string{"resume", "all", "--reason", "cli resume"}, 0, "done by carol", ""},
 		{[]string{"close", "GLOBEX", "--reason", "cli close"}, 0, "done by carol", ""},
 		{[]string{"cancel", "--session", "CLIENT1", "--instrument", "ACME", "--reason", "cli cancel"}, 0, "MassCancel: done by carol", ""},
 		{[]string{"cancel", "--account", "ACC1", "--reason", "cli cancel account"}, 0, "MassCancel: done", ""},
-		{[]string{"cancel", "--reason", "no filter"}, 1, "", "name a session"},
+		{[]string{"cancel", "--reason", "no filter"}, 2, "", "one of the options --session, --account, --instrument is required"},
 		{[]string{"disable", "CLIENT2", "--reason", "cli disable"}, 0, "SessionDisable: done by carol", ""},
 		{[]string{"sessions"}, 0, "CLIENT2   false      true", ""},
 		{[]string{"enable", "CLIENT2", "--reason", "cli enable"}, 0, "SessionEnable: done by carol", ""},
@@ -265,6 +267,92 @@ func TestAdminCLINamesWhatItCalled(t *testing.T) {
 		if code != c.code || !strings.Contains(errs, c.want) {
 			t.Errorf("FIXVENUE_ADMIN_ADDR=%s admin %q: exit %d, want %d saying %q\nstdout: %s\nstderr: %s", c.env, c.args, code, c.code, c.want, out, errs)
 		}
+	}
+}
+
+// TestAdminRequiredOptionsAreAUsageError: an option a command cannot do
+// without (a band's reference price and percent, a new instrument's terms,
+// the reason of every change, a cancel's filter, a risk call's subject),
+// left out or given blank, is a usage error naming it: exit 2 with the
+// command's usage, and nothing sent (README, "Operating the venue"). They
+// were sent, and the venue's refusal (or no venue) exited 1. A number
+// given, 0 included, is sent: the venue judges the values.
+func TestAdminRequiredOptionsAreAUsageError(t *testing.T) {
+	var mu sync.Mutex
+	var called []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		called = append(called, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error": "refused by the test", "code": "test"}`)
+	}))
+	defer api.Close()
+	addr := strings.TrimPrefix(api.URL, "http://")
+	add := []string{"instrument", "add", "NEWCO", "--tick-size", "0.05", "--lot-size", "10", "--min-qty", "10", "--max-qty", "100",
+		"--ref-price", "20", "--band-percent", "10", "--reason", "listing"}
+	without := func(args []string, names ...string) []string {
+		var out []string
+		for i := 0; i < len(args); i++ {
+			if slices.Contains(names, args[i]) {
+				i++
+				continue
+			}
+			out = append(out, args[i])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		args []string
+		want string // stderr's first line
+	}{
+		{[]string{"admin", "band", "ACME", "--reason", "r"}, "fixvenue admin band: options --ref-price, --band-percent are required: nothing was sent"},
+		{[]string{"admin", "band", "ACME", "--ref-price", "101", "--reason", "r"}, "fixvenue admin band: option --band-percent is required: nothing was sent"},
+		{[]string{"admin", "band", "ACME", "--band-percent", "5", "--ref-price", "", "--reason", "r"}, "fixvenue admin band: option --ref-price is required"},
+		{[]string{"admin", "band", "ACME", "--ref-price", "101", "--band-percent", "5"}, "fixvenue admin band: option --reason is required"},
+		{append([]string{"admin"}, without(add, "--tick-size")...), "fixvenue admin instrument add: option --tick-size is required"},
+		{append([]string{"admin"}, without(add, "--lot-size", "--max-qty", "--band-percent")...),
+			"fixvenue admin instrument add: options --lot-size, --max-qty, --band-percent are required"},
+		{append([]string{"admin"}, without(add, "--min-qty", "--ref-price")...), "fixvenue admin instrument add: options --min-qty, --ref-price are required"},
+		{[]string{"admin", "instrument", "add", "NEWCO"}, "fixvenue admin instrument add: options --tick-size, --lot-size, --min-qty, --max-qty, --ref-price, --band-percent, --reason are required"},
+		{[]string{"admin", "halt", "ACME", "--reason", "  "}, "fixvenue admin halt: option --reason is required"},
+		{[]string{"admin", "eod"}, "fixvenue admin eod: option --reason is required"},
+		{[]string{"admin", "phase", "equities", "open"}, "fixvenue admin phase: option --reason is required"},
+		{[]string{"admin", "disable", "CLIENT1"}, "fixvenue admin disable: option --reason is required"},
+		{[]string{"admin", "cancel", "--reason", "r"}, "fixvenue admin cancel: one of the options --session, --account, --instrument is required"},
+		{[]string{"admin", "cancel", "--session", "CLIENT1"}, "fixvenue admin cancel: option --reason is required"},
+		{[]string{"admin", "risk", "kill", "--reason", "r"}, "fixvenue admin risk kill: one of the options --session, --account is required"},
+		{[]string{"risk", "reset", "--account", "A"}, "fixvenue risk reset: option --reason is required"},
+		{[]string{"risk", "limits", "--limit", "max_order_qty", "--value", "5", "--reason", "r"}, "fixvenue risk limits: one of the options --session, --account is required"},
+	} {
+		code, out, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + addr}, c.args...)
+		first, rest, _ := strings.Cut(errs, "\n")
+		if code != 2 || !strings.HasPrefix(first, c.want) || !strings.HasPrefix(rest, "usage: fixvenue ") {
+			t.Errorf("%q: exit %d, want 2 with %q and the usage\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
+		}
+	}
+	mu.Lock()
+	if len(called) > 0 {
+		t.Errorf("a usage error called the admin API: %q", called)
+	}
+	called = nil
+	mu.Unlock()
+	// Every option given: the call is made, 0 values and all, and the
+	// venue's refusal exits 1.
+	for _, args := range [][]string{
+		{"admin", "band", "ACME", "--ref-price", "101", "--band-percent", "0", "--reason", "r"},
+		append([]string{"admin"}, append(without(add, "--lot-size"), "--lot-size", "0")...),
+		{"admin", "cancel", "--instrument", "all", "--reason", "r"},
+		{"risk", "kill", "--session", "CLIENT1", "--reason", "r"},
+	} {
+		if code, out, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + addr}, args...); code != 1 || !strings.Contains(errs, "refused by the test") {
+			t.Errorf("%q: exit %d, want 1 with the API's refusal\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"POST /v1/instruments/ACME/band", "POST /v1/instruments", "POST /v1/cancel", "POST /v1/risk/kill"}; !slices.Equal(called, want) {
+		t.Errorf("the calls made: %q, want %q", called, want)
 	}
 }
 

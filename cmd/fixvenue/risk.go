@@ -94,11 +94,17 @@ func (c *adminClient) risk(args []string) int {
 			fmt.Fprintf(c.errOut, "%s risk %s: takes --session or --account and --reason, not --limit, --value or --instrument\n", c.prog, args[0])
 			return 2
 		}
+		if !c.requireOne("risk "+args[0], "session", "account") || !c.require("risk "+args[0], "reason") {
+			return 2
+		}
 		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
 	case "limits":
 		if c.limit == "" || c.value == 0 {
 			// Said here: the API would call a --value left out "value 0".
 			fmt.Fprintf(c.errOut, "%s risk limits: takes --limit NAME and --value N (a positive integer, or none to remove the limit), with --session or --account and --reason\n", c.prog)
+			return 2
+		}
+		if !c.requireOne("risk limits", "session", "account") || !c.require("risk limits", "reason") {
 			return 2
 		}
 		body["limit"], body["value"] = c.limit, c.value
