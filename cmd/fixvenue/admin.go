@@ -37,7 +37,7 @@ const adminUsage = `usage: fixvenue admin <command> [options]
 commands (README "Operating the venue"):
   status                              venue status, next scheduled transition, last end of day since the start
   instruments                         instruments: status, last trade, best bid and offer, resting orders
-  sessions                            sessions: logged on, address, sequence numbers, open orders
+  sessions                            sessions: logged on, address, sequence numbers, open orders, kind (order or drop-copy)
   halt|resume|close SYMBOL|all --reason R
   cancel [--session C] [--account A] [--instrument S|all] --reason R
   band SYMBOL --ref-price P --band-percent N --reason R
@@ -722,10 +722,17 @@ func (c *adminClient) printInstruments(list []ops.InstrumentInfo) {
 
 func (c *adminClient) printSessions(list []ops.SessionInfo) {
 	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN ORDERS\tMSG/S\tORDERS/S\tCANCELS/S")
+	// KIND, last so that the columns before it stay where scripts read
+	// them: a drop-copy session enters no orders (its order figures are
+	// 0, not idle), and a cancel or risk call naming it is refused.
+	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN ORDERS\tMSG/S\tORDERS/S\tCANCELS/S\tKIND")
 	for _, s := range list {
-		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
-			s.NextTargetSeq, s.OpenOrders, s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond)
+		kind := "order"
+		if s.DropCopy {
+			kind = "drop-copy"
+		}
+		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
+			s.NextTargetSeq, s.OpenOrders, s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond, kind)
 	}
 	w.Flush()
 }

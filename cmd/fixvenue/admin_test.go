@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -353,6 +354,41 @@ func TestAdminRequiredOptionsAreAUsageError(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"POST /v1/instruments/ACME/band", "POST /v1/instruments", "POST /v1/cancel", "POST /v1/risk/kill"}; !slices.Equal(called, want) {
 		t.Errorf("the calls made: %q, want %q", called, want)
+	}
+}
+
+// TestAdminSessionsMarksDropCopySessions: `admin sessions` says which
+// sessions are drop-copy sessions, in a KIND column after the others: one
+// read as an order session that was idle (no open orders, no orders per
+// second). --json is the API's, drop_copy on a drop-copy session only.
+func TestAdminSessionsMarksDropCopySessions(t *testing.T) {
+	t.Parallel()
+	_, addr := startCarolVenue(t, t.TempDir(), "[[session]]\ncomp_id = \"CLIENT1\"\n[[session]]\ncomp_id = \"DC1\"\nkind = \"dropcopy\"\ncopy_all = true\n")
+	code, out, errs := runAdminCLI(t, addr, cliToken, "sessions")
+	if code != 0 {
+		t.Fatalf("admin sessions: exit %d\n%s%s", code, out, errs)
+	}
+	kinds := map[string]string{}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if header := strings.Fields(lines[0]); header[len(header)-1] != "KIND" || header[0] != "COMPID" {
+		t.Fatalf("admin sessions: header %q, want COMPID first and KIND last", lines[0])
+	}
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		kinds[f[0]] = f[len(f)-1]
+	}
+	if want := map[string]string{"CLIENT1": "order", "DC1": "drop-copy"}; !maps.Equal(kinds, want) {
+		t.Errorf("admin sessions: kinds %v, want %v\n%s", kinds, want, out)
+	}
+	code, out, errs = runAdminCLI(t, addr, cliToken, "sessions", "--json")
+	var list []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 {
+		t.Fatalf("admin sessions --json: exit %d\n%s%s", code, out, errs)
+	}
+	for _, s := range list {
+		if dc, has := s["drop_copy"]; (s["comp_id"] == "DC1") != has || (has && dc != true) {
+			t.Errorf("admin sessions --json: %v, want drop_copy true on DC1 alone", s)
+		}
 	}
 }
 
