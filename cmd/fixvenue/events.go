@@ -91,26 +91,19 @@ func cmdEvents(args []string) int {
 	if *stream == "" {
 		*stream = cfg.ExportStream()
 	}
+	if sub == "verify" {
+		if dataDir == "" {
+			dataDir = cfg.Venue.DataDir
+		}
+		cfg.Venue.DataDir = dataDir
+		return eventsVerify(cfg, *natsURL, *stream, os.Stdout)
+	}
 	js, nc, err := dialJetStream(cfg, *natsURL)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue events: %v\n", err)
 		return 1
 	}
 	defer nc.Close()
-	if sub == "verify" {
-		if dataDir == "" {
-			dataDir = cfg.Venue.DataDir
-		}
-		// The journal replays into the events to compare under the
-		// configuration's terms: refused, as the journal tools refuse it,
-		// when they are not those the journal was written under.
-		cfg.Venue.DataDir = dataDir
-		if _, err := server.CheckTermsRecord(cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
-			return 1
-		}
-		return eventsVerify(js, cfg, *stream, filepath.Join(dataDir, "journal"), os.Stdout)
-	}
 	// Interrupted (Ctrl-C) or terminated, a following tail stops and exits
 	// 0, as `md watch` does, whatever it waits for (README, "Event stream").
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -382,25 +375,67 @@ func (t *tailer) print(subject string, ev eventstream.Event) error {
 	return nil
 }
 
-// eventsVerify compares the stream with the journal and prints both.
-func eventsVerify(js jetstream.JetStream, cfg *config.Config, stream, journalDir string, w io.Writer) int {
+// verified is what `events verify` compares: the stream's summary and the
+// journal's, with the hash of the journal's first events as many as the
+// stream holds.
+type verified struct {
+	stream, journal eventstream.Summary
+	prefix          uint64
+	err             error
+}
+
+// eventsVerify compares the stream on NATS with the journal of cfg's data
+// directory and prints both. Interrupted (Ctrl-C) or terminated, it stops
+// at once, whatever it waits for (NATS, the stream, the journal's replay,
+// which has no way to stop), saying that nothing was verified, with exit
+// status 1: it ran for up to verifyTimeout, and the signal killed it
+// without a word.
+func eventsVerify(cfg *config.Config, natsURL, stream string, w io.Writer) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 	defer cancel()
-	st, err := eventstream.SummarizeStream(ctx, js, stream)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
+	done := make(chan verified, 1)
+	go func() { done <- summarize(ctx, cfg, natsURL, stream) }()
+	var v verified
+	select {
+	case sig := <-sigs:
+		fmt.Fprintf(os.Stderr, "fixvenue events verify: stopped (%v) before the stream and the journal were compared: nothing was verified\n", sig)
+		return 1
+	case v = <-done:
+	}
+	if v.err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", v.err)
 		return 1
 	}
-	jour, prefix, err := eventstream.SummarizeJournal(journalDir, server.MatcherConfig(cfg), st.Events)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue events verify: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(w, "stream  %s\njournal %s\n", st, jour)
-	if err := eventstream.Compare(st, jour, prefix); err != nil {
+	fmt.Fprintf(w, "stream  %s\njournal %s\n", v.stream, v.journal)
+	if err := eventstream.Compare(v.stream, v.journal, v.prefix); err != nil {
 		fmt.Fprintf(w, "MISMATCH: %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(w, "OK: the stream holds every event of the journal, in order")
 	return 0
+}
+
+// summarize reads the stream on NATS and replays the journal of cfg's
+// data directory, for eventsVerify.
+func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string) (v verified) {
+	js, nc, err := dialJetStream(cfg, natsURL)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	defer nc.Close()
+	// The journal replays into the events to compare under the
+	// configuration's terms: refused, as the journal tools refuse it,
+	// when they are not those the journal was written under.
+	if _, v.err = server.CheckTermsRecord(cfg); v.err != nil {
+		return v
+	}
+	if v.stream, v.err = eventstream.SummarizeStream(ctx, js, stream); v.err != nil {
+		return v
+	}
+	v.journal, v.prefix, v.err = eventstream.SummarizeJournal(filepath.Join(cfg.Venue.DataDir, "journal"), server.MatcherConfig(cfg), v.stream.Events)
+	return v
 }

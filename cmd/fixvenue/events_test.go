@@ -21,6 +21,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/natstest"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -718,6 +719,79 @@ func TestEventsTailStopsOnASignalWhileItsStreamIsDeleted(t *testing.T) {
 				t.Fatalf("the stream after the tail stopped: %v", err)
 			}
 			tail.notesSayReplaced(t)
+		})
+	}
+}
+
+// TestEventsVerifyStopsOnASignal: `events verify` interrupted (Ctrl-C)
+// or terminated while it reads stops at once, saying that nothing was
+// verified, with exit status 1 (README, "Event stream"); the signal killed
+// it without a word, and a verify is allowed minutes. Here it waits on a
+// NATS server whose JetStream API never answers (the test takes its
+// requests).
+func TestEventsVerifyStopsOnASignal(t *testing.T) {
+	t.Parallel()
+	srv, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server is not ready")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	requests := make(chan *nats.Msg, 64)
+	sub, err := nc.ChanSubscribe("$JS.API.>", requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeVenueConfig(t, t.TempDir(), "[export]\nenabled = true\nnats_url = %q\n", srv.ClientURL())
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			var stderr lockedbuf.Buffer
+			verify := exec.Command(binPath, "events", "verify", "--config", cfgPath)
+			verify.Stderr = &stderr
+			if err := verify.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- verify.Wait() }()
+			defer func() {
+				_ = verify.Process.Kill()
+				<-exited
+			}()
+			// It asks JetStream for the stream: it reads, and waits.
+			select {
+			case <-requests:
+			case err := <-exited:
+				exited <- err
+				t.Fatalf("events verify ended before it asked JetStream (%v): %s", err, stderr.String())
+			case <-time.After(time.Minute):
+				t.Fatalf("events verify asked JetStream nothing in a minute: %s", stderr.String())
+			}
+			if err := verify.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			var waitErr error
+			select {
+			case waitErr = <-exited:
+				exited <- waitErr
+			case <-time.After(30 * time.Second):
+				t.Fatalf("events verify did not stop within 30 s of %v: %s", sig, stderr.String())
+			}
+			if code := exitCode(waitErr); code != 1 || !strings.Contains(stderr.String(), "fixvenue events verify: stopped ("+sig.String()+
+				") before the stream and the journal were compared: nothing was verified") {
+				t.Errorf("events verify ended by %v: %v (exit %d), want exit 1 saying nothing was verified; stderr:\n%s", sig, waitErr, code, stderr.String())
+			}
 		})
 	}
 }
