@@ -21,6 +21,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/eventstream"
+	"github.com/fixvenue/fixvenue/internal/regularfile"
 	"github.com/fixvenue/fixvenue/server"
 )
 
@@ -90,6 +91,12 @@ func cmdEvents(args []string) int {
 	}
 	if *stream == "" {
 		*stream = cfg.ExportStream()
+	}
+	if err := exportFilesError(&cfg.Export); err != nil {
+		// The configuration's, as a configuration that cannot be read is
+		// (loadConfig): no connection could use it.
+		fmt.Fprintf(os.Stderr, "fixvenue events %s: %v\n", sub, err)
+		return 2
 	}
 	if sub == "verify" {
 		if dataDir == "" {
@@ -374,6 +381,27 @@ func (t *tailer) print(subject string, ev eventstream.Event) error {
 	}
 	return nil
 }
+
+// exportFilesError names the first of the export's credentials and TLS
+// files (creds_file, tls_ca_file, tls_cert_file, tls_key_file) that cannot
+// be read, nil when each given can. NATS reads them at the connection,
+// whose failure read as a NATS that did not answer (exit 1).
+func exportFilesError(e *config.Export) error {
+	for _, f := range []struct{ key, path string }{{"export.creds_file", e.CredsFile}, {"export.tls_ca_file", e.TLSCAFile},
+		{"export.tls_cert_file", e.TLSCertFile}, {"export.tls_key_file", e.TLSKeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := regularfile.ReadMax(f.path, exportFileBytesMax); err != nil {
+			return fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
+	return nil
+}
+
+// exportFileBytesMax bounds a credentials or TLS file read by
+// exportFilesError: a certificate chain or a creds file is a few KB.
+const exportFileBytesMax = 1 << 20
 
 // verified is what `events verify` compares: the stream's summary and the
 // journal's, with the hash of the journal's first events as many as the

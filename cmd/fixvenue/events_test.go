@@ -796,6 +796,35 @@ func TestEventsVerifyStopsOnASignal(t *testing.T) {
 	}
 }
 
+// TestEventsNATSFilesThatCannotBeRead: a credentials or TLS file of the
+// configuration's [export] that cannot be read is a usage error of `events
+// tail` and `events verify` naming its key (exit 2), as one of `admin
+// --ca-file` is: it read as a NATS that failed (exit 1).
+func TestEventsNATSFilesThatCannotBeRead(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String() // nothing is to be dialled
+	ln.Close()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		toml, want string
+	}{
+		{fmt.Sprintf("creds_file = %q\n", filepath.Join(dir, "missing.creds")), "export.creds_file: stat " + filepath.Join(dir, "missing.creds") + ": no such file or directory"},
+		{fmt.Sprintf("tls_ca_file = %q\n", dir), "export.tls_ca_file: " + dir + " is a directory, not a regular file"},
+	} {
+		cfgPath := writeVenueConfig(t, t.TempDir(), "[export]\nenabled = true\nnats_url = \"nats://%s\"\n%s", closed, c.toml)
+		for _, args := range [][]string{{"verify"}, {"tail", "--count", "1"}} {
+			code, out, errs := runCLI(t, "", nil, append([]string{"events"}, append(args, "--config", cfgPath)...)...)
+			if code != 2 || !strings.Contains(errs, "fixvenue events "+args[0]+": "+c.want) {
+				t.Errorf("events %s with %s: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", args[0], strings.TrimSpace(c.toml), code, c.want, out, errs)
+			}
+		}
+	}
+}
+
 // TestEventsTailFollowsAVenueThatLostItsStream: a following `events tail`
 // whose venue comes back with its embedded NATS server's store lost (the
 // exporter exports every event again into a new stream) says so and goes
