@@ -71,7 +71,9 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c *Config) validate() error {
+// Validate refuses a configuration no run can take, naming each fault: Run
+// refuses it so before it dials, and a caller may ask first.
+func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if c.Addr == "" {

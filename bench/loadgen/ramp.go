@@ -38,12 +38,13 @@ type RampResult struct {
 
 // Ramp runs one open-loop run per rate, in increasing order, and stops at
 // the first step that fails. onStep, when not nil, sees every step as it
-// ends. Each step logs on afresh and uses its own ClOrdID prefix.
+// ends. Each step logs on afresh and uses its own ClOrdID prefix. A ramp
+// that could not run every step (Validate) is refused before the first.
 func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResult, error) {
-	rates, err := rc.rates()
-	if err != nil {
+	if err := rc.Validate(); err != nil {
 		return nil, err
 	}
+	rates, _ := rc.rates()
 	out := &RampResult{P99MaxUs: rc.P99MaxUs}
 	for i, rate := range rates {
 		cfg := rc.Base
@@ -76,9 +77,27 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 	return out, nil
 }
 
+// Validate refuses a ramp that could not run every one of its steps (its
+// rates, or the run of its highest rate: Config.Validate), before any step
+// runs: Ramp found a step beyond a bound only when it came to it, after
+// the steps below it had loaded the venue.
+func (rc *RampConfig) Validate() error {
+	rates, err := rc.rates()
+	if err != nil {
+		return err
+	}
+	// The bounds a rate meets (RateMax, OrdersPerRunMax) grow with it.
+	cfg := rc.Base
+	cfg.RatePerSecond = rates[len(rates)-1]
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("ramp step %.0f/s: %w", cfg.RatePerSecond, err)
+	}
+	return nil
+}
+
 func (rc *RampConfig) rates() ([]float64, error) {
 	start := rc.Base.RatePerSecond
-	// Negated so that a NaN fails it (Config.validate): a NaN start, step or
+	// Negated so that a NaN fails it (Config.Validate): a NaN start, step or
 	// maximum made no step, and the ramp reported 0 orders/s held.
 	if !(start > 0 && rc.StepRate > 0 && rc.MaxRate >= start && rc.P99MaxUs > 0) {
 		return nil, errors.New("loadgen: a ramp needs a positive start rate, step and p99 bound, and a maximum at or above the start")

@@ -62,7 +62,7 @@ func (r *runner) noteLag(ns int64) {
 // returned only when the run could not start; failures of sessions during
 // the run are reported in Result.SessionErrors, and their orders as lost.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, plan: newPlan(&cfg), runID: cfg.RunID}

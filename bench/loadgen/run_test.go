@@ -197,6 +197,29 @@ func TestRampStopsAtFirstFailure(t *testing.T) {
 	}
 }
 
+// TestRampRefusesAStepBeyondTheBounds: a ramp whose highest step is a run
+// no Config takes (a rate over RateMax) is refused before its first step:
+// the steps below it ran, loading the venue, before it failed.
+func TestRampRefusesAStepBeyondTheBounds(t *testing.T) {
+	r := newResponder(t, nil)
+	base := testConfig(r.addr(), 100, 200*time.Millisecond)
+	rc := RampConfig{Base: base, StepRate: RateMax - 50, MaxRate: RateMax + 50, P99MaxUs: 60e6} // 100/s, then RateMax+50
+	if err := rc.Validate(); err == nil || !strings.Contains(err.Error(), "ramp step 1000050/s: loadgen: rate 1.00005e+06 outside") {
+		t.Fatalf("Validate: %v, want the rate of the last step refused", err)
+	}
+	rr, err := Ramp(context.Background(), rc, nil)
+	if err == nil || rr != nil {
+		t.Fatalf("Ramp: %+v, %v, want nothing run and the refusal", rr, err)
+	}
+	if orders, _, _ := r.counts(); orders != 0 {
+		t.Errorf("the refused ramp sent %d orders", orders)
+	}
+	rc.MaxRate = 100 // its first step alone
+	if err := rc.Validate(); err != nil {
+		t.Errorf("Validate of a ramp within the bounds: %v", err)
+	}
+}
+
 func TestConfigRefusals(t *testing.T) {
 	ok := testConfig("127.0.0.1:1", 100, time.Second)
 	cases := map[string]func(*Config){
@@ -221,11 +244,11 @@ func TestConfigRefusals(t *testing.T) {
 	for name, mutate := range cases {
 		c := ok
 		mutate(&c)
-		if err := c.validate(); err == nil {
+		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if err := ok.validate(); err != nil {
+	if err := ok.Validate(); err != nil {
 		t.Fatalf("the base config is refused: %v", err)
 	}
 }

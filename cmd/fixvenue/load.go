@@ -67,15 +67,9 @@ func cmdLoad(args []string) int {
 	if !*quiet {
 		cfg.Progress = os.Stderr
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if *consoleStreams < 0 || *consoleStreams > consoleStreamsMax {
 		fmt.Fprintf(os.Stderr, "fixvenue load: --console-streams %d is outside [0, %d]\n", *consoleStreams, consoleStreamsMax)
 		return 2
-	}
-	if *consoleStreams > 0 {
-		cl := startConsoleStreams(ctx, *consoleURL, *consoleStreams)
-		defer func() { fmt.Fprintln(os.Stderr, cl.Stop()) }()
 	}
 	if !(*p99Max > 0) {
 		// A run is held when its p99 is under --p99-max: with none above
@@ -85,14 +79,31 @@ func cmdLoad(args []string) int {
 		return 2
 	}
 	out := loadOutput{json: *jsonOut, hgrm: *hgrm, svg: *svg, label: *label, p99MaxUs: float64(*p99Max) / 1e3}
+	rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: out.p99MaxUs}
+	if rc.StepRate == 0 {
+		rc.StepRate = cfg.RatePerSecond
+	}
+	if rc.MaxRate == 0 {
+		rc.MaxRate = cfg.RatePerSecond + 9*rc.StepRate
+	}
+	// Options no run can take (a rate, a session count, a quantity out of
+	// bounds) are a usage error, said before anything is dialled: the run
+	// refused them too, as a run that failed (exit 1).
+	validate := cfg.Validate
 	if *ramp {
-		rc := loadgen.RampConfig{Base: cfg, StepRate: *rampStep, MaxRate: *rampMax, P99MaxUs: out.p99MaxUs}
-		if rc.StepRate == 0 {
-			rc.StepRate = cfg.RatePerSecond
-		}
-		if rc.MaxRate == 0 {
-			rc.MaxRate = cfg.RatePerSecond + 9*rc.StepRate
-		}
+		validate = rc.Validate
+	}
+	if err := validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *consoleStreams > 0 {
+		cl := startConsoleStreams(ctx, *consoleURL, *consoleStreams)
+		defer func() { fmt.Fprintln(os.Stderr, cl.Stop()) }()
+	}
+	if *ramp {
 		return out.ramp(ctx, rc)
 	}
 	res, err := loadgen.Run(ctx, cfg)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -33,5 +35,60 @@ func TestLoadWithAnUnknownCompIDSaysWhatToCheck(t *testing.T) {
 		"--duration", "200ms", "--warmup", "0s", "--quiet").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "is CLIENT999 one of its sessions") {
 		t.Fatalf("load as an unknown CompID: %v\n%s", err, out)
+	}
+}
+
+// TestLoadExitStatuses: options no run can take (a session count, a rate,
+// a quantity, a ramp step beyond the bounds) are a usage error, exit 2,
+// said before anything is dialled, as a bad --mix or --p99-max is; they
+// exited 1, as a run that could not reach the venue does, which still
+// exits 1 (README, "Two commands").
+func TestLoadExitStatuses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var dialled atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dialled.Add(1)
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sessions", "0"}, "sessions 0 outside [1, 256]"},
+		{[]string{"--rate", "0"}, "rate 0 outside (0, 1000000] orders/s"},
+		{[]string{"--qty", "0", "--heartbeat", "0"}, "qty must be positive\nheartbeat interval must be positive"},
+		{[]string{"--duration", "0s"}, "duration must be positive"},
+		{[]string{"--price", "1.00", "--spread", "2.00"}, `spread "2.00" must be positive and below the price "1.00"`},
+		{[]string{"--rate", "900000", "--duration", "60s"}, "orders in the run, more than 33554432"},
+		{[]string{"--ramp", "--rate", "100", "--ramp-max", "50"}, "a ramp needs a positive start rate, step and p99 bound, and a maximum at or above the start"},
+		// The ramp's last step is beyond the bound: refused before the first runs.
+		{[]string{"--ramp", "--rate", "100000", "--ramp-step", "100000", "--ramp-max", "1000000", "--duration", "60s"},
+			"ramp step 1000000/s: loadgen: 62000000 orders in the run, more than 33554432"},
+		{[]string{"--mix", "sideways"}, "sideways"},
+	} {
+		code, out, errs := runCLI(t, "", nil, append([]string{"load", "--addr", addr, "--quiet"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("load %q: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
+		}
+	}
+	if n := dialled.Load(); n > 0 {
+		t.Errorf("a load with options no run can take dialled the venue %d times", n)
+	}
+	// No venue: the run could not start.
+	ln.Close()
+	code, out, errs := runCLI(t, "", nil, "load", "--addr", addr, "--sessions", "1", "--rate", "10", "--duration", "100ms", "--warmup", "0s", "--quiet")
+	if code != 1 || !strings.Contains(errs, "connection refused") {
+		t.Errorf("load with no venue: exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }

@@ -368,10 +368,10 @@ func TestLoadAndBenchRefuseNaN(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"load", "--addr", "127.0.0.1:1", "--rate", "NaN", "--quiet"}, 1, "rate NaN outside (0, 1000000]"},
-		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "NaN", "--quiet"}, 1, "a ramp needs a positive start rate"},
-		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "10", "--ramp-max", "NaN", "--quiet"}, 1, "a ramp needs a positive start rate"},
-		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "10", "--ramp-step", "NaN", "--quiet"}, 1, "a ramp needs a positive start rate"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--rate", "NaN", "--quiet"}, 2, "rate NaN outside (0, 1000000]"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "NaN", "--quiet"}, 2, "a ramp needs a positive start rate"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "10", "--ramp-max", "NaN", "--quiet"}, 2, "a ramp needs a positive start rate"},
+		{[]string{"load", "--addr", "127.0.0.1:1", "--ramp", "--rate", "10", "--ramp-step", "NaN", "--quiet"}, 2, "a ramp needs a positive start rate"},
 		{[]string{"load", "--addr", "127.0.0.1:1", "--p99-max", "0s", "--quiet"}, 2, "--p99-max must be positive, got 0s"},
 		{[]string{"load", "--addr", "127.0.0.1:1", "--p99-max", "-1ms", "--quiet"}, 2, "--p99-max must be positive, got -1ms"},
 		{[]string{"bench", "pipeline", "--rate", "NaN", "--duration", "1ms", "--warmup", "0s", "--quiet"}, 2, "rate NaN outside [0, 50000000]"},
