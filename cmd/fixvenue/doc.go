@@ -17,6 +17,15 @@
 // command's arguments; an argument a command does not take is refused
 // (exit 2), as a bad option is.
 //
+// Exit status: 0 success; 2 a usage error, said in one line naming the
+// option or argument, before anything is sent or dialled: an option or
+// argument missing or one no run can take (an admin option the command
+// needs, a load rate out of bounds), a configuration or a file it names
+// (a CA, a NATS credentials file) that cannot be read; 1 a failure at run
+// time: a venue or NATS that does not answer or refuses, a mismatch, I/O,
+// an events verify stopped by a signal. `load` exits 3 for a run that
+// completed without holding its rate (answers lost, p99 over --p99-max).
+//
 // Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,
 // load.go, bench.go, events.go, risk.go, cluster.go) and registers itself in the commands table; the work is done by
 // the library packages (server, ops, journal, marketdata/feedclient, bench/...), so that tests
