@@ -8,6 +8,9 @@ FUZZTIME  ?= 2m
 FUZZMINIMIZETIME ?= 5s
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
+# A test binary's bound. cmd/fixvenue runs real venues, clusters and browsers one test after
+# another for minutes: go test's default of 10 minutes a package failed it on a loaded machine.
+TESTTIMEOUT ?= 30m
 
 .PHONY: console-screenshots all build run test test-short lint vet fmt generate check-generated fuzz bench bench-ab bench-instr bench-latency bench-fix bench-fix-ladder bench-matcher-thread bench-export conformance crash cluster cluster-crash interop clean
 
@@ -21,11 +24,11 @@ run: build
 
 # vet, then every test once, then the concurrent packages again under the race detector.
 test: vet
-	$(GO) test -count=1 $(PKGS)
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) $(PKGS)
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -race $(RACE_PKGS)
 
 test-short: vet
-	$(GO) test -count=1 -short $(PKGS)
+	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -short $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)
