@@ -307,11 +307,15 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 		// Every configured node is listed, as in the table: one whose
 		// status could not be read is "unreachable", with why, not left
 		// out (a script counting the nodes saw a cluster of two).
+		// Each node carries the facts of its table row that come from
+		// the others: the leader's MATCH for it and its lag behind the
+		// leader's commit.
 		nodes := map[uint64]any{}
 		for id, st := range all {
-			nodes[id] = st
+			nodes[id] = nodeJSON{ClusterStatus: st, LeaderMatch: matchOf(leaderMatch, id), Lag: lagOf(leaderCommit, st.Applied)}
 		}
 		for id, u := range failed {
+			u.LeaderMatch = matchOf(leaderMatch, id)
 			nodes[id] = u
 		}
 		_ = json.NewEncoder(out).Encode(nodes)
@@ -324,8 +328,8 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 		fmt.Fprintln(tw, "NODE\tSTATE\tLEADER\tTERM\tCOMMIT\tAPPLIED\tMATCH\tCOMMITTED_SEQ\tLAG\tSERVING\tFIX")
 		for _, p := range peers {
 			match := "-"
-			if m, ok := leaderMatch[p.ID]; ok {
-				match = fmt.Sprint(m)
+			if m := matchOf(leaderMatch, p.ID); m != nil {
+				match = fmt.Sprint(*m)
 			}
 			st, ok := all[p.ID]
 			if !ok {
@@ -333,10 +337,8 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 				continue
 			}
 			lag := "-"
-			if leaderCommit > 0 {
-				// Nodes are read one after another: one read after the
-				// leader may have applied more than the leader's commit then.
-				lag = fmt.Sprint(max(int64(leaderCommit)-int64(st.Applied), 0))
+			if l := lagOf(leaderCommit, st.Applied); l != nil {
+				lag = fmt.Sprint(*l)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%v\t%s\n", p.ID, st.State, st.Lead, st.Term, st.Commit,
 				st.Applied, match, st.CommittedSeq, lag, st.Serving, st.FIXAddr)
@@ -349,13 +351,45 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 	return 0
 }
 
+// matchOf is the leader's match index for node id (MATCH), nil when no
+// leader was read or it has none for the node.
+func matchOf(leaderMatch map[uint64]uint64, id uint64) *uint64 {
+	if m, ok := leaderMatch[id]; ok {
+		return &m
+	}
+	return nil
+}
+
+// lagOf is how many entries a node that applied applied is behind the
+// leader's commit (LAG), nil when no leader was read. Nodes are read one
+// after another: one read after the leader may have applied more than the
+// leader's commit then, which is no lag.
+func lagOf(leaderCommit, applied uint64) *uint64 {
+	if leaderCommit == 0 {
+		return nil
+	}
+	lag := uint64(max(int64(leaderCommit)-int64(applied), 0))
+	return &lag
+}
+
+// nodeJSON is what `cluster status --json` says of a node whose status was
+// read: its status (applied_index among it) and, as the table has them,
+// the leader's match index for it and its lag behind the leader's commit,
+// both left out when no leader was read.
+type nodeJSON struct {
+	server.ClusterStatus
+	LeaderMatch *uint64 `json:"leader_match,omitempty"`
+	Lag         *uint64 `json:"lag,omitempty"`
+}
+
 // unreachableNode is what `cluster status --json` says of a node whose
 // status could not be read.
 type unreachableNode struct {
-	ID      uint64 `json:"id"`
-	State   string `json:"state"`
-	Error   string `json:"error"`
-	FIXAddr string `json:"fix_addr"`
+	ID          uint64  `json:"id"`
+	State       string  `json:"state"`
+	Error       string  `json:"error"`
+	FIXAddr     string  `json:"fix_addr"`
+	LeaderMatch *uint64 `json:"leader_match,omitempty"`
 }
 
 // clusterTransfer asks the leader to hand the leadership to node to,

@@ -1067,6 +1067,30 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 			t.Fatalf("cluster status: a node without the leader's match index: %q\n%s", line, out)
 		}
 	}
+	// --json carries the same per-node facts: each node's applied index,
+	// the leader's match index for it and its lag behind the leader's
+	// commit.
+	out, err = exec.Command(binPath, "cluster", "status", "--json", "--config", h.cfgs[0]).Output()
+	if err != nil {
+		t.Fatalf("cluster status --json: %v\n%s", err, out)
+	}
+	var nodes map[string]struct {
+		State       string  `json:"state"`
+		Commit      uint64  `json:"commit_index"`
+		Applied     *uint64 `json:"applied_index"`
+		LeaderMatch *uint64 `json:"leader_match"`
+		Lag         *uint64 `json:"lag"`
+	}
+	if err := json.Unmarshal(out, &nodes); err != nil || len(nodes) != 3 {
+		t.Fatalf("cluster status --json: %v, want three nodes:\n%s", err, out)
+	}
+	leaderCommit := nodes[strconv.Itoa(l+1)].Commit
+	for id, n := range nodes {
+		if n.Applied == nil || *n.Applied == 0 || n.LeaderMatch == nil || *n.LeaderMatch == 0 || n.Lag == nil || *n.Lag > leaderCommit {
+			t.Fatalf("cluster status --json: node %s has no applied index, leader's match index or lag behind the leader's commit %d:\n%s",
+				id, leaderCommit, out)
+		}
+	}
 	// A follower's admin API refuses every call, saying which node leads.
 	f := (l + 1) % 3
 	var followerAdmin string
