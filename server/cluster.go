@@ -1174,7 +1174,8 @@ const deposedLeaderWait = time.Second
 // three replicas"). The gateway is halted first: from here on it takes no
 // order (one taken would be applied to a state the restart discards) and
 // journals no disconnect (the new leader cancels those of sessions that do
-// not log on to it: fix.cancel_grace). A Logout carries no business
+// not log on to it: fix.cancel_grace); and the FIX edge refuses every
+// Logon with the same Text. A Logout carries no business
 // content, so sending it changes nothing a replica holds; the wait for the
 // leader and for the Logouts to be written is bounded by timeout, as the
 // other steps of the restart, and runs beside them, so that a client that
@@ -1190,6 +1191,10 @@ func (c *ClusterNode) logOutFIX(srv *Server, timeout time.Duration) {
 		srv.gw.Halt(haltReason(cluster.ErrLostLeadership))
 		known := time.NewTimer(min(deposedLeaderWait, timeout))
 		defer known.Stop()
+		// A client that logs on from here on is refused, told what the
+		// logged-on ones are told: taken, its session would end without a
+		// word when the process restarts.
+		srv.RefuseLogons(c.deposedText)
 	wait:
 		for c.leaderFIX() == "" {
 			select {
@@ -1198,10 +1203,7 @@ func (c *ClusterNode) logOutFIX(srv *Server, timeout time.Duration) {
 				break wait
 			}
 		}
-		text := "this node lost the cluster's leadership; no leader elected yet, try the other nodes"
-		if p, ok := c.leaderPeer(); ok {
-			text = fmt.Sprintf("leadership moved to node %d; leader FIX address %s", p.ID, p.FIXAddr)
-		}
+		text := c.deposedText()
 		c.log.Info("cluster: logging the FIX sessions out", "text", text)
 		<-srv.gw.LogOutAll(text)
 	}()
@@ -1210,6 +1212,15 @@ func (c *ClusterNode) logOutFIX(srv *Server, timeout time.Duration) {
 	case <-bound.C:
 		c.log.Warn("cluster: FIX sessions still connected as the node restarts: their connections close without a Logout written")
 	}
+}
+
+// deposedText is the Text of the Logout a deposed leader's FIX clients get
+// (logOutFIX), naming the leader it knows.
+func (c *ClusterNode) deposedText() string {
+	if p, ok := c.leaderPeer(); ok {
+		return fmt.Sprintf("leadership moved to node %d; leader FIX address %s", p.ID, p.FIXAddr)
+	}
+	return "this node lost the cluster's leadership; no leader elected yet, try the other nodes"
 }
 
 // ShutdownStatus stops the status server once the answers in flight are

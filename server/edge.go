@@ -115,6 +115,13 @@ func (p edgePacer) Disconnect(id quickfix.SessionID, written <-chan struct{}) {
 	}
 }
 
+// RefuseLogons has the FIX edge answer every Logon from now on with a
+// Logout whose Text is text(), read at each refusal: a cluster's deposed
+// leader (ClusterNode.logOutFIX) names the node that leads as soon as it
+// knows it, where the logon it took would be dropped without a word as
+// the process restarts.
+func (s *Server) RefuseLogons(text func() string) { s.fixRefusal.Store(&text) }
+
 // listenEdge binds the FIX edge and registers its counters as metrics.
 func (s *Server) listenEdge() (net.Listener, error) {
 	ec, err := EdgeConfig(s.cfg)
@@ -123,6 +130,12 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	}
 	ec.Logger = s.log
 	ec.Serving = s.fixServing.Load
+	ec.Refusing = func() string {
+		if text := s.fixRefusal.Load(); text != nil {
+			return (*text)()
+		}
+		return ""
+	}
 	ec.CheckLogon = func(key edge.SessionKey, logon []byte) (string, bool) {
 		if gw := s.logonGateway.Load(); gw != nil {
 			return gw.CheckLogon(quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID,

@@ -119,7 +119,10 @@ type Server struct {
 	stopSnaps    chan struct{}
 	// fixServing is set once FIX logons are taken (after the schedule's
 	// catch-up): /readyz waits for it.
-	fixServing  atomic.Bool
+	fixServing atomic.Bool
+	// fixRefusal, once set (RefuseLogons), gives the Text of the Logout
+	// that refuses every later Logon.
+	fixRefusal  atomic.Pointer[func() string]
 	feed        *marketdata.Feed
 	fixmd       *fixmd.Handler
 	stopFeed    func()

@@ -2113,6 +2113,24 @@ func TestClusterTransferLogsFIXSessionsOut(t *testing.T) {
 	if got := logout.Get(58); got != want {
 		t.Fatalf("the old leader's Logout says %q, want %q", got, want)
 	}
+	// A client logging on now, while the old leader closes its sessions
+	// (200 ms) before it restarts, is refused with the same Logout: its
+	// logon was taken and dropped without a word at the restart. Should
+	// the restart come first, the node refuses the connection, or its
+	// follower's Logout names the leader.
+	late, err := fixclient.Dial(h.fix[l], h.clients[1].comp, "VENUE")
+	if err == nil {
+		m, err := late.Logon(true)
+		late.Close()
+		switch {
+		case err == nil:
+			t.Fatalf("the deposed leader (node %d) took a logon as it restarted: %s", l+1, m)
+		case m != nil && (m.Type() != "5" || !strings.Contains(m.Get(58), "leader FIX address "+h.fix[to])):
+			t.Fatalf("the deposed leader (node %d) answered a logon with %s, want a Logout naming the leader's FIX address %s", l+1, m, h.fix[to])
+		case m == nil:
+			t.Logf("a logon as the deposed leader restarted: %v", err)
+		}
+	}
 	next, err := h.clients[0].connect([]string{h.fix[to]}, 20*time.Second)
 	if err != nil {
 		t.Fatalf("logging on at the address the Logout names: %v", err)

@@ -80,6 +80,12 @@ type Config struct {
 	// (a start still catching up on its schedule) a Logon is answered with
 	// a Logout saying so, and charged to no logon rate.
 	Serving func() bool
+	// Refusing, when set, returns the Text of a Logout that answers every
+	// Logon while it is not empty, charged to no logon rate: a venue that
+	// stopped serving while its process lives (a cluster's deposed leader,
+	// which names the node that leads) refuses a client rather than taking
+	// a logon it is about to drop without a word.
+	Refusing func() string
 	// CheckLogon, when set, gives the session layer's verdict on the fields
 	// of a Logon whose credentials passed (logon as QuickFIX/Go will read
 	// it, without Password): a problem ("" for none) refuses it, with a

@@ -62,7 +62,9 @@
 //   - a BeginString not in Config.BeginStrings is refused;
 //   - before the venue serves (Config.Serving: a start catching up on its
 //     schedule) a Logon is refused with a Logout saying so, charged to no
-//     logon rate;
+//     logon rate, and so is one once the venue stopped serving while its
+//     process lives (Config.Refusing: a cluster's deposed leader, whose
+//     Logout names the node that leads);
 //   - one attempt is charged to the client address (token bucket
 //     LogonsPerSource): past the limit the Logon is refused;
 //   - the Authenticator decides (Credentials: per-CompID password,

@@ -147,6 +147,31 @@ func TestLogonsBeforeTheVenueServes(t *testing.T) {
 	c.trade("serving-1")
 }
 
+// TestLogonsOnceTheVenueRefuses: once Refusing gives a Text (a cluster's
+// deposed leader, about to restart), every Logon is answered with a Logout
+// of that Text, charged to no logon rate, where it was taken and then
+// dropped without a word.
+func TestLogonsOnceTheVenueRefuses(t *testing.T) {
+	t.Parallel()
+	var text atomic.Pointer[string]
+	refusing := func() string {
+		if p := text.Load(); p != nil {
+			return *p
+		}
+		return ""
+	}
+	v := startVenueWith(t, Config{Refusing: refusing, LogonsPerSource: Rate{PerSecond: 0.001, Burst: 2}}, noDictionary, "CLIENT1", "CLIENT2")
+	c := v.logon("CLIENT1")
+	c.trade("before")
+	moved := "leadership moved to node 2; leader FIX address 127.0.0.1:1"
+	text.Store(&moved)
+	for range 3 {
+		c := v.dial("CLIENT2")
+		c.sendMsg("A", logonBody(testPassword("CLIENT2"))...)
+		expectRefused(t, c, moved)
+	}
+}
+
 func TestLogonRateLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("per source address", func(t *testing.T) {

@@ -357,6 +357,11 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 		// otherwise have spent its logon rate by the time it serves.
 		return nil, ReasonNotServing, &refusal{lf: lf, text: "the venue is starting: try again in a few seconds"}
 	}
+	if l.cfg.Refusing != nil {
+		if text := l.cfg.Refusing(); text != "" {
+			return nil, ReasonNotServing, &refusal{lf: lf, text: text}
+		}
+	}
 	if r := l.takeSourceToken(c.source); r != ReasonNone {
 		return nil, r, &refusal{lf: lf, text: "Too many logon attempts"}
 	}

@@ -36,7 +36,7 @@ const (
 	ReasonLogonDuplicate // a Logon for a session that is already logged on
 	ReasonTLSHandshake   // the TLS handshake failed
 	ReasonReadError      // reading failed before Logon (a reset, not a close)
-	ReasonNotServing     // a Logon before the venue serves (Config.Serving)
+	ReasonNotServing     // a Logon before the venue serves, or once it stopped (Config.Serving, Config.Refusing)
 	// ReasonClosedBeforeLogon: the client closed the connection before a
 	// whole Logon arrived (a port probe, a load balancer's health check),
 	// on a TLS listener before a byte of the handshake too.
