@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -599,7 +600,10 @@ func TestStandbyRefusesRecovery(t *testing.T) {
 
 // TestClientTriesTheNextRecoveryAddress: a client given a cluster's
 // recovery addresses (a follower's, which closes each connection at once,
-// and then the leader's) joins by the leader's snapshot and converges.
+// and then the leader's) joins by the leader's snapshot and converges. Its
+// first join takes the leader's snapshot, reporting the follower passed
+// over as not serving: it failed, on the reset or EOF it met, and the next
+// join went to the leader's address a pause later.
 func TestClientTriesTheNextRecoveryAddress(t *testing.T) {
 	conn := udpSink(t)
 	standby, err := NewFeed(FeedConfig{Tracker: TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
@@ -613,12 +617,32 @@ func TestClientTriesTheNextRecoveryAddress(t *testing.T) {
 	fx := newFeedFixture(t, conn.LocalAddr().String(), nil)
 	sim := newVenueSim(t, 12)
 	fx.run(sim, 300)
-	c := startClient(t, conn, standby.RecoveryAddr().String()+","+fx.feed.RecoveryAddr().String(), feedclient.Callbacks{})
+	joins := make(chan feedclient.Recovery, 16)
+	c := startClient(t, conn, standby.RecoveryAddr().String()+","+fx.feed.RecoveryAddr().String(), feedclient.Callbacks{
+		OnRecovery: func(r feedclient.Recovery) {
+			if r.Cause == feedclient.CauseJoin {
+				select {
+				case joins <- r:
+				default:
+				}
+			}
+		},
+	})
 	waitSnapshot(t, c)
 	fx.run(sim, 300)
-	waitConverged(t, fx, c)
+	stats := waitConverged(t, fx, c)
 	if standby.Stats().Recovery.StandbyRefused == 0 {
 		t.Fatal("the client did not try the first address")
+	}
+	first := <-joins
+	var notServing *feedclient.NotServingError
+	if first.Outcome != feedclient.Snapshotted || stats.Unrecovered != 0 || len(first.PassedOver) != 1 ||
+		!errors.As(first.PassedOver[0], &notServing) || notServing.Addr != standby.RecoveryAddr().String() {
+		t.Fatalf("the first join: %+v (%d unrecovered), want a snapshot passing over the follower's %s as not serving",
+			first, stats.Unrecovered, standby.RecoveryAddr())
+	}
+	if msg := notServing.Error(); !strings.Contains(msg, "is not serving market data") {
+		t.Fatalf("a follower passed over reads %q", msg)
 	}
 }
 

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
@@ -158,9 +160,13 @@ func waitInSync(t *testing.T, client *feedclient.Client) feedclient.Stats {
 // TestClusterLeaderFeedMetrics: a cluster's leader publishes the feed, and
 // its /metrics has the feed's counters (fixvenue_md_*) as a single venue's
 // has (docs/ARCHITECTURE.md, market data): a leader's feed is its standby's,
-// and they were left out.
+// and they were left out. `md watch` given a follower's recovery address
+// before the leader's says that the follower is not serving market data
+// and joins through the leader's (its screen showed the connection reset
+// it met); given the followers' alone, it exits 1 saying that none serves
+// (it showed a reset or an EOF, for ever).
 func TestClusterLeaderFeedMetrics(t *testing.T) {
-	_, _, md := clusterMarketData(t)
+	feedAddr, recovery, md := clusterMarketData(t)
 	h := writeClusterConfigsWith(t, nil, false, "", md)
 	var metrics [3]string
 	for i := range 3 {
@@ -179,5 +185,37 @@ func TestClusterLeaderFeedMetrics(t *testing.T) {
 			t.Fatalf("node %d leads, and its /metrics has no feed heartbeats (fixvenue_md_*):\n%s", l+1, m)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+
+	f1, f2 := (l+1)%3, (l+2)%3
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--feed-addr", feedAddr, "--recovery-addr", recovery[f1]+","+recovery[l])
+	var out lockedbuf.Buffer
+	watch.Stdout, watch.Stderr = &out, &out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	passed := fmt.Sprintf("passed over: the node at %s is not serving market data", recovery[f1])
+	for !strings.Contains(out.String(), passed) || !strings.Contains(out.String(), "last recovery: joined with a snapshot at seq") {
+		if ctx.Err() != nil {
+			t.Fatalf("md watch with node %d's recovery address before the leader's never drew %q and its join:\n%s", f1+1, passed, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	watch.Process.Kill()
+	watch.Wait()
+
+	var stdout, stderr strings.Builder
+	watch = exec.CommandContext(ctx, binPath, "md", "watch", "--feed-addr", feedAddr, "--recovery-addr", recovery[f1]+","+recovery[f2])
+	watch.Stdout, watch.Stderr = &stdout, &stderr
+	err := watch.Run()
+	if ctx.Err() != nil || watch.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "no recovery address serves market data") {
+		t.Fatalf("md watch with the followers' recovery addresses alone: %v, want exit 1 saying none serves\nstderr: %s", err, stderr.String())
+	}
+	for _, f := range []int{f1, f2} {
+		if want := fmt.Sprintf("the node at %s is not serving market data", recovery[f]); !strings.Contains(stderr.String(), want) {
+			t.Fatalf("md watch with the followers' recovery addresses alone: %q, want %q in it", stderr.String(), want)
+		}
 	}
 }

@@ -174,6 +174,10 @@ type Recovery struct {
 	// RetransmitReject is the service's reason when it refused to resend.
 	RetransmitReject mdsbe.RetransmitRejectReason
 	Err              error // why the last attempt failed, for Unrecovered
+	// PassedOver are the recovery addresses the recovery tried and passed
+	// over before one answered, each with why: a NotServingError for a
+	// cluster's follower, a dial's error for a node that is down.
+	PassedOver []error
 }
 
 // Stats counts the client's work.
@@ -225,6 +229,7 @@ type Client struct {
 	recovering      bool          // a Recoverer call is in progress
 	needResync      bool          // an inconsistency was found during a retransmission
 	snap            snapState
+	passedOver      []error // recovery addresses passed over since the last report (Recovery.PassedOver)
 	inspect         chan func(*Client)
 	stats           Stats
 
@@ -245,17 +250,21 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	rec := cfg.Recoverer
-	if rec == nil {
-		rec = NewTCPRecoverer(cfg.RecoveryAddr, cfg.Channel, cfg.RecoveryTimeout)
-	}
-	return &Client{cfg: cfg, rec: rec,
+	c := &Client{cfg: cfg, rec: cfg.Recoverer,
 		books:   make(map[uint32]*Book),
 		bySym:   make(map[string]*Book),
 		reorder: newReorderBuffer(cfg.ReorderPacketsMax),
 		scratch: make([]byte, packet.DatagramBytesMax),
 		inspect: make(chan func(*Client), 1),
-	}, nil
+	}
+	if c.rec == nil {
+		t := NewTCPRecoverer(cfg.RecoveryAddr, cfg.Channel, cfg.RecoveryTimeout).(*tcpRecoverer)
+		// Called on the client's goroutine, within the recovery that
+		// reports them (report).
+		t.passedOver = func(errs []error) { c.passedOver = append(c.passedOver, errs...) }
+		c.rec = t
+	}
+	return c, nil
 }
 
 // Book returns the book of an instrument, or nil. Client goroutine only.

@@ -35,7 +35,12 @@
 // the recovery service is kept between requests; a retransmission or
 // snapshot request that fails on a kept connection before any answer is sent
 // once more on a new one, since the service may have restarted or moved (a cluster's new
-// leader behind the same address).
+// leader behind the same address). Given several addresses (a cluster's nodes), a request
+// that a new connection cannot carry, refused (a node down) or closed unanswered (a
+// NotServingError: a follower, which serves no market data), goes to the next address at
+// once, each tried once per request; those passed over are reported
+// (Recovery.PassedOver), and when none takes it the error names each (NoneServing when
+// none serves).
 //
 // Recovery is synchronous on the client's goroutine: while it runs, the
 // kernel buffers the live feed (ReceiveBufferBytes), which keeps the client
@@ -54,7 +59,10 @@
 // they have no aggressor) on an ANSI terminal, waiting, and saying so, for
 // a symbol the feed does not list yet (one an operator is about to add),
 // and BookJSON joins, waits for the live edge and returns one book as JSON
-// (`fixvenue md watch` and `fixvenue md book`).
+// (`fixvenue md watch` and `fixvenue md book`). Both give up, saying so,
+// when no recovery address serves for two seconds from the start: a
+// cluster elects a leader well within that, so the leader's address is
+// missing from those given.
 //
 // A unicast feed reaches one socket, so one client per destination address;
 // several clients on one host or network need the multicast feed.

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fixvenue/fixvenue/marketdata/packet"
@@ -31,6 +33,58 @@ type Recoverer interface {
 // ErrRecoveryProtocol reports an answer the client cannot use.
 var ErrRecoveryProtocol = errors.New("feedclient: unexpected answer from the recovery service")
 
+// NotServingError is a recovery service that took a new connection and
+// closed it without answering the request: a cluster's follower does so
+// with every connection (only the leader serves market data), as does a
+// service at its connection bound with none idle. The client tries the
+// next address it was given at once.
+type NotServingError struct {
+	Addr string
+	Err  error // what the read or write met: EOF, a reset
+}
+
+func (e *NotServingError) Error() string {
+	return "the node at " + e.Addr + " is not serving market data (its recovery service closed the connection unanswered, " +
+		"as a cluster's follower does, or a service at its connection bound)"
+}
+
+func (e *NotServingError) Unwrap() error { return e.Err }
+
+// RecoveryAddrsError is a request that none of several recovery addresses
+// took: Errs says why for each, in the order they were tried. Its message
+// is theirs, each naming its address.
+type RecoveryAddrsError struct{ Errs []error }
+
+func (e *RecoveryAddrsError) Error() string {
+	var b strings.Builder
+	for i, err := range e.Errs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e *RecoveryAddrsError) Unwrap() []error { return e.Errs }
+
+// NoneServing reports whether err, a Recoverer's, says that every address
+// it was given is a recovery service that is not serving (each a
+// NotServingError: a cluster with no leader yet, or with its leader's
+// address missing from the list).
+func NoneServing(err error) bool {
+	var all *RecoveryAddrsError
+	if errors.As(err, &all) {
+		for _, e := range all.Errs {
+			if !errors.As(e, new(*NotServingError)) {
+				return false
+			}
+		}
+		return len(all.Errs) > 0
+	}
+	return errors.As(err, new(*NotServingError))
+}
+
 // tcpRecoverer talks to the feed's TCP recovery service. It keeps one
 // connection open between requests and redials after any failure.
 type tcpRecoverer struct {
@@ -38,6 +92,12 @@ type tcpRecoverer struct {
 	cur     int      // (mu)
 	channel uint16
 	timeout time.Duration
+	// answered is whether the connection has carried an answer: one that
+	// closes before any is a service that is not serving (NotServingError).
+	answered bool
+	// passedOver, when set, is told of the addresses a request that then
+	// succeeded passed over, each with why (Client: Recovery.PassedOver).
+	passedOver func(errs []error)
 
 	mu     sync.Mutex // guards conn against Close from another goroutine
 	conn   net.Conn
@@ -82,6 +142,7 @@ func (t *tcpRecoverer) connect() error {
 		return err
 	}
 	t.conn, t.r, t.w = conn, bufio.NewReaderSize(conn, 64<<10), bufio.NewWriterSize(conn, 1024)
+	t.answered = false
 	return conn.SetDeadline(time.Now().Add(t.timeout))
 }
 
@@ -113,6 +174,72 @@ func (t *tcpRecoverer) failed() {
 	t.mu.Unlock()
 }
 
+// notServing is err as a NotServingError when the connection, new,
+// was closed by the service before any answer (before failed moves on).
+func (t *tcpRecoverer) notServing(err error) error {
+	if t.answered || !(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+		return err
+	}
+	t.mu.Lock()
+	addr := t.addrs[t.cur]
+	t.mu.Unlock()
+	return &NotServingError{Addr: addr, Err: err}
+}
+
+// exchange runs one request (do, which says whether any answer arrived).
+// One that fails before any answer on a connection kept from an earlier
+// request is sent once more on a new connection: the service at the
+// address may have moved (a cluster's new leader) or restarted since. One
+// that fails before any answer on a new connection, the node refusing it
+// (down) or not serving (a cluster's follower), goes to the next address at
+// once, each address tried once: the addresses passed over are told to
+// passedOver when one takes it, and are the error (RecoveryAddrsError)
+// when none does. A timeout ends the request there: waiting as long again
+// on each address would hold the client's goroutine that much longer.
+func (t *tcpRecoverer) exchange(do func() (answered bool, err error)) error {
+	retryKept := t.hasConn()
+	var passed []error
+	for {
+		answered, err := do()
+		switch {
+		case err == nil:
+			if len(passed) > 0 && t.passedOver != nil {
+				t.passedOver(passed)
+			}
+			return nil
+		case answered || t.isClosed():
+			return err
+		case retryKept:
+			retryKept = false
+			continue
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return joinPassed(passed, err)
+		}
+		passed = append(passed, err)
+		if len(passed) >= len(t.addrs) {
+			return joinPassed(passed[:len(passed)-1], err)
+		}
+	}
+}
+
+// joinPassed is a request's error err after it passed over addresses with
+// the errors passed.
+func joinPassed(passed []error, err error) error {
+	if len(passed) == 0 {
+		return err
+	}
+	return &RecoveryAddrsError{Errs: append(passed, err)}
+}
+
+// isClosed reports whether Close was called.
+func (t *tcpRecoverer) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
 // request connects (or keeps the connection), numbers a new request and
 // sends it, its message written by encode; on an error the connection is
 // dropped.
@@ -123,6 +250,7 @@ func (t *tcpRecoverer) request(msgLen int, encode func(buf []byte, off int, reqI
 	t.reqID++
 	reqID := t.reqID
 	if err := t.send(msgLen, func(buf []byte, off int) { encode(buf, off, reqID) }); err != nil {
+		err = t.notServing(err)
 		t.failed()
 		return 0, err
 	}
@@ -134,9 +262,11 @@ func (t *tcpRecoverer) request(msgLen int, encode func(buf []byte, off int, reqI
 func (t *tcpRecoverer) readAnswer() ([]byte, error) {
 	pkt, err := packet.ReadFrame(t.r, t.frame)
 	if err == nil {
+		t.answered = true
 		err = t.rd.Reset(pkt)
 	}
 	if err != nil {
+		err = t.notServing(err)
 		t.failed()
 	}
 	return pkt, err
@@ -160,16 +290,15 @@ func (t *tcpRecoverer) send(msgLen int, encode func(buf []byte, off int)) error 
 	return t.w.Flush()
 }
 
-// Retransmit implements Recoverer. A request that fails on a connection
-// kept from an earlier one before any answer arrived is sent once more on a
-// new connection: the service at the address may have moved (a cluster's
-// new leader) or restarted since.
+// Retransmit implements Recoverer, through exchange: a request that fails
+// before any answer is sent once more on a new connection, or to the next
+// address.
 func (t *tcpRecoverer) Retransmit(fromSeq uint64, count uint32, fn func(pkt []byte) error) (mdsbe.RetransmitRejectReason, error) {
-	reused := t.hasConn()
-	reason, answered, err := t.retransmit(fromSeq, count, fn)
-	if err != nil && reused && !answered {
-		reason, _, err = t.retransmit(fromSeq, count, fn)
-	}
+	var reason mdsbe.RetransmitRejectReason
+	err := t.exchange(func() (answered bool, err error) {
+		reason, answered, err = t.retransmit(fromSeq, count, fn)
+		return answered, err
+	})
 	return reason, err
 }
 
@@ -226,16 +355,16 @@ func (t *tcpRecoverer) retransmit(fromSeq uint64, count uint32, fn func(pkt []by
 	}
 }
 
-// Snapshot implements Recoverer. Like Retransmit, a request that fails on a
-// connection kept from an earlier one before any answer arrived is sent once
-// more on a new connection: a venue restarted at the address (on another
-// data directory, whose feed the client must join by snapshot) closed it.
+// Snapshot implements Recoverer. Like Retransmit, a request that fails
+// before any answer is sent once more (exchange): on a kept connection, a
+// venue restarted at the address (on another data directory, whose feed
+// the client must join by snapshot) closed it.
 func (t *tcpRecoverer) Snapshot(instrumentID uint32, fn func(pkt []byte) error) (mdsbe.SnapshotRejectReason, error) {
-	reused := t.hasConn()
-	reason, answered, err := t.snapshot(instrumentID, fn)
-	if err != nil && reused && !answered {
-		reason, _, err = t.snapshot(instrumentID, fn)
-	}
+	var reason mdsbe.SnapshotRejectReason
+	err := t.exchange(func() (answered bool, err error) {
+		reason, answered, err = t.snapshot(instrumentID, fn)
+		return answered, err
+	})
 	return reason, err
 }
 

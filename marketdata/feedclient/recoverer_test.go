@@ -2,7 +2,9 @@ package feedclient
 
 import (
 	"bufio"
+	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +65,73 @@ func TestRetransmitRedialsAKeptConnectionOnce(t *testing.T) {
 	}
 	if first, second := <-served, <-served; first != 0 || second != 1 {
 		t.Fatalf("answered on connections %d and %d, want 0 then 1", first, second)
+	}
+}
+
+// closingService accepts connections and closes each at once, as a
+// cluster's follower's recovery service does; it counts them.
+func closingService(t *testing.T) (addr string, accepted <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan struct{}, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return ln.Addr().String(), got
+}
+
+// A request whose addresses are all services that close each connection
+// unanswered (a cluster with no leader, or its leader's address left out)
+// tries each once, at once, and fails saying that each is not serving
+// (NoneServing), rather than with the EOF or reset it met at the first.
+// Where one of them refuses the connection (a node down), that is said,
+// and it is not NoneServing.
+func TestRecoveryAddressesNotServing(t *testing.T) {
+	a, aAccepted := closingService(t)
+	b, bAccepted := closingService(t)
+	rec := NewTCPRecoverer(a+","+b, 1, 2*time.Second)
+	defer rec.Close()
+	_, err := rec.Snapshot(0, func([]byte) error { return nil })
+	var addrs *RecoveryAddrsError
+	if !NoneServing(err) || !errors.As(err, &addrs) || len(addrs.Errs) != 2 {
+		t.Fatalf("snapshot from two services not serving: %v, want NoneServing naming both", err)
+	}
+	for _, addr := range []string{a, b} {
+		if want := "the node at " + addr + " is not serving market data"; !strings.Contains(err.Error(), want) {
+			t.Fatalf("snapshot from two services not serving: %q, want %q in it", err, want)
+		}
+	}
+	for _, accepted := range []<-chan struct{}{aAccepted, bAccepted} {
+		select {
+		case <-accepted:
+		case <-time.After(5 * time.Second):
+			t.Fatal("an address was not tried")
+		}
+	}
+	down, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downAddr := down.Addr().String()
+	down.Close()
+	rec2 := NewTCPRecoverer(a+","+downAddr, 1, 2*time.Second)
+	defer rec2.Close()
+	_, err = rec2.Retransmit(1, 1, func([]byte) error { return nil })
+	if NoneServing(err) || !strings.Contains(err.Error(), "not serving market data") || !strings.Contains(err.Error(), downAddr) {
+		t.Fatalf("retransmission from a service not serving and a node down: %v, want both said, not NoneServing", err)
 	}
 }

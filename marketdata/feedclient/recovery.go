@@ -129,6 +129,7 @@ func (c *Client) resync(cause RecoveryCause, seq uint64, why error) {
 }
 
 func (c *Client) report(r Recovery) {
+	r.PassedOver, c.passedOver = c.passedOver, nil
 	if r.Outcome == Unrecovered {
 		c.stats.Unrecovered++
 	}

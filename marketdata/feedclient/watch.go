@@ -21,7 +21,38 @@ const (
 	watchRefreshMin     = 100 * time.Millisecond // at most ten redraws a second
 	bookJSONSettleMax   = 3 * time.Second        // BookJSON waits at most this long for the live edge after joining
 	bookJSONJoinTimeout = 10 * time.Second       // and at most this long to join
+	// notServingWait is how long Watch and BookJSON go on trying to join
+	// while every recovery address they were given is not serving
+	// (NoneServing): a cluster electing a leader serves again within a few
+	// election timeouts; past that the leader's address is not among them,
+	// and waiting would not change it.
+	notServingWait = 2 * time.Second
 )
+
+// joinGiveUp decides when Watch and BookJSON stop trying to join a feed
+// none of whose recovery addresses serves (notServingWait).
+type joinGiveUp struct {
+	since  time.Time // the first of the joins in a row that found none serving
+	joined bool
+}
+
+// seen takes a recovery the client reported; it returns the error to give
+// up with, nil to go on.
+func (g *joinGiveUp) seen(r Recovery, now time.Time) error {
+	switch {
+	case g.joined || r.Cause != CauseJoin:
+	case r.Outcome != Unrecovered:
+		g.joined = true // a later failover is waited through, as always
+	case !NoneServing(r.Err):
+		g.since = time.Time{}
+	case g.since.IsZero():
+		g.since = now
+	case now.Sub(g.since) >= notServingWait:
+		return fmt.Errorf("feedclient: no recovery address serves market data (tried for %v; a cluster's leader serves it: "+
+			"give every node's recovery address): %w", notServingWait, r.Err)
+	}
+	return nil
+}
 
 // ErrUnknownSymbol is BookJSON's error when the feed has no instrument of
 // that symbol (Watch waits for one).
@@ -33,9 +64,15 @@ var ErrUnknownSymbol = errors.New("feedclient: the feed has no such symbol")
 // A symbol the feed does not list yet is waited for, the screen saying so
 // and naming the symbols it lists: an operator may watch an instrument
 // before adding it at runtime, whose definition then arrives in the
-// sequenced stream (doc.go). cfg.Callbacks is replaced.
+// sequenced stream (doc.go). A recovery address that is not serving (a
+// cluster's follower) is passed over, the screen saying so; when none of
+// them serves for notServingWait from the start, Watch returns that
+// error. cfg.Callbacks is replaced.
 func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error {
 	w := &watcher{symbol: symbol, out: out}
+	runCtx, giveUp := context.WithCancel(ctx)
+	defer giveUp()
+	var joining joinGiveUp
 	cfg.Callbacks = Callbacks{
 		OnBook: func(b *Book) {
 			switch {
@@ -53,6 +90,10 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 		OnRecovery: func(r Recovery) {
 			w.lastRecovery, w.dirty = r, true
 			w.recoveredSeq = w.client.NextSeq() // after a snapshot, the seq after the last it reflects
+			if err := joining.seen(r, time.Now()); err != nil {
+				w.gaveUp = err
+				giveUp()
+			}
 		},
 		OnIdle: func() {
 			if w.book == nil && w.client.InSync() != w.drawnInSync {
@@ -66,8 +107,11 @@ func Watch(ctx context.Context, cfg Config, symbol string, out io.Writer) error 
 		return err
 	}
 	w.client = c
-	err = c.Run(ctx)
-	if ctx.Err() != nil {
+	err = c.Run(runCtx)
+	switch {
+	case w.gaveUp != nil:
+		return w.gaveUp
+	case ctx.Err() != nil:
 		return w.writeErr
 	}
 	return err
@@ -87,6 +131,7 @@ type watcher struct {
 	lastDraw     time.Time
 	buf          []byte
 	writeErr     error
+	gaveUp       error // no recovery address serves (joinGiveUp)
 }
 
 func (w *watcher) addTrade(t Trade) {
@@ -129,6 +174,11 @@ func (w *watcher) maybeDraw() {
 			w.buf = fmt.Appendf(w.buf, ": %v", r.Err)
 		}
 		w.buf = append(w.buf, '\n')
+		for _, err := range r.PassedOver {
+			// A follower's address before the leader's: said, rather
+			// than shown as the connection reset it met.
+			w.buf = fmt.Appendf(w.buf, "passed over: %v; the next address answered\n", err)
+		}
 	}
 	if _, err := w.out.Write(w.buf); err != nil && w.writeErr == nil {
 		w.writeErr = err
@@ -243,7 +293,9 @@ func appendBookView(dst []byte, b *Book, trades []Trade, depth int, nextSeq uint
 //
 // where seq is the last feed sequence the book reflects and each level is
 // [price, quantity, orders], best first, prices in decimal (tick size from
-// the instrument's definition). cfg.Callbacks is replaced.
+// the instrument's definition). When none of the recovery addresses serves
+// for notServingWait, it returns that error at once rather than at its
+// deadline. cfg.Callbacks is replaced.
 func BookJSON(ctx context.Context, cfg Config, symbol string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, bookJSONJoinTimeout+bookJSONSettleMax)
 	defer cancel()
@@ -278,10 +330,20 @@ func BookJSON(ctx context.Context, cfg Config, symbol string) ([]byte, error) {
 		default:
 		}
 	}
+	var joining joinGiveUp
 	cfg.Callbacks = Callbacks{
 		OnIdle:      func() { finish(true) },
 		OnHeartbeat: func(_ uint64, inSync bool) { finish(inSync) },
 		OnBook:      func(*Book) { finish(false) },
+		OnRecovery: func(r Recovery) {
+			if err := joining.seen(r, time.Now()); err != nil {
+				select {
+				case done <- result{err: err}:
+					cancel()
+				default:
+				}
+			}
+		},
 	}
 	var err error
 	if c, err = New(cfg); err != nil {
