@@ -891,7 +891,8 @@ func TestScheduleRecordUnreadableRefusesStart(t *testing.T) {
 // TestEndOfDayThatTimesOutRunsOnce: on a journal slower than the admin
 // call timeout, the schedule's end of day times out; its retries wait for
 // the command published rather than send another (each one more ended the
-// day again, expiring the orders of the next).
+// day again, expiring the orders of the next). The transition is recorded
+// once its retries are over: the journal holds one end of day then.
 func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -918,7 +919,15 @@ func TestEndOfDayThatTimesOutRunsOnce(t *testing.T) {
 		adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
 		return st.LastEndOfDay != nil || st.DurableSeq > 0 && endOfDaysJournaled(t, dir, true) > 0
 	})
-	time.Sleep(2 * time.Second) // the retries' time: another end of day would be journaled now
+	// The retries send before the transition is recorded: another end of
+	// day would be journaled by then.
+	path := filepath.Join(dir, ops.ScheduleStateFile)
+	waitUntil(t, "the end of day recorded, or a second one journaled", func() bool {
+		var st struct{ Last string }
+		b, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " end_of_day ") ||
+			endOfDaysJournaled(t, dir, true) > 1
+	})
 	slow.Store(false)
 	s.Close()
 	if n := endOfDaysJournaled(t, dir, true); n != 1 {
