@@ -506,6 +506,71 @@ func changedNothing(a awaitedPhase, rs []Result, ok bool) bool {
 	return true
 }
 
+// awaitedStatusChange is a command of the schedule's phase change (one
+// instrument's, action) published whose call timed out; result is the wait
+// for its result, which the call kept (appliedResult).
+type awaitedStatusChange struct {
+	seq    uint64
+	action Action
+	symbol string
+	result <-chan Result
+}
+
+// awaitStatusChange notes a command of the schedule's phase change whose
+// call timed out: the matcher applies it once the journal has it, and it
+// is counted in fixvenue_operator_actions_total and logged then, with its
+// result (settleStatusChanges), as a call answered then is (do), whether
+// the transition waits for it or has given up.
+func (o *Ops) awaitStatusChange(a awaitedStatusChange) { noteAwaited(o, &o.awaitedChanges, a) }
+
+// settleStatusChanges counts and logs, in order, the schedule's awaited
+// status changes that are durable and applied, and returns the first one
+// still awaited (waiting false: none is).
+func (o *Ops) settleStatusChanges() (first awaitedStatusChange, waiting bool) {
+	o.settleStatusChangesThrough(0)
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
+	if len(o.awaitedChanges) == 0 {
+		return first, false
+	}
+	return o.awaitedChanges[0], true
+}
+
+// settleStatusChange settles the awaited status changes durable and
+// applied, command seq's among them, and returns seq's result (Reason
+// None when it was settled meanwhile by recordAwaited, which logged it).
+func (o *Ops) settleStatusChange(seq uint64) Result {
+	r, _ := o.settleStatusChangesThrough(seq)
+	return r
+}
+
+// settleStatusChangesThrough counts and logs the awaited status changes
+// durable and applied, and returns the result of command seq's if it was
+// one of them.
+func (o *Ops) settleStatusChangesThrough(seq uint64) (r Result, found bool) {
+	o.stateMu.Lock()
+	var due []awaitedStatusChange
+	due, o.awaitedChanges, _, _ = takeApplied(o, o.awaitedChanges, func(a awaitedStatusChange) uint64 { return a.seq },
+		func(awaitedStatusChange) bool { return true })
+	o.stateMu.Unlock()
+	r = Result{Seq: seq, Action: venue.OperatorActionTypeSetPhaseStatus}
+	for _, a := range due {
+		res, ok := o.appliedResult(a.result)
+		if !ok {
+			o.log.Warn("schedule: status change whose call timed out is durable and applied; its result was not seen",
+				"seq", a.seq, "instrument", a.symbol, "status", a.action.Status.String())
+			continue
+		}
+		o.log.Info("operator command whose call timed out is durable and applied", "seq", a.seq, "action", a.action.Kind.String(),
+			"operator", a.action.Operator, "reason", a.action.Reason, "instrument", a.symbol, "result", res.Reason.String(),
+			"count", res.Count)
+		if a.seq == seq {
+			r, found = res, true
+		}
+	}
+	return r, found
+}
+
 // awaitPhase notes a phase change published whose call timed out: the
 // matcher applies its commands once the journal has them, and the group's
 // phase and its place in the day are recorded then
@@ -566,9 +631,10 @@ func (o *Ops) phaseChangeAwaited() bool {
 	return len(o.awaitedPhases) > 0
 }
 
-// recordAwaited records each awaited end of day and phase change, and
-// carries out each awaited session action, once its command is durable and
-// applied, until the venue stops: an end of day's day and a group's phase
+// recordAwaited records each awaited end of day and phase change, carries
+// out each awaited session action, and counts each awaited status change
+// of the schedule, once its command is durable and applied, until the
+// venue stops: an end of day's day and a group's phase
 // are in schedule.state (and phases.json), and a disable refuses the
 // session, as soon as the journal has the command, not only when the
 // schedule or an operator next asks (dayEnded, awaitEndOfDays,
@@ -618,6 +684,9 @@ func (o *Ops) settleAwaited() (seq uint64, waiting bool) {
 		if w && (!waiting || p.seq < seq) {
 			seq, waiting = p.seq, true
 		}
+	}
+	if c, w := o.settleStatusChanges(); w && (!waiting || c.seq < seq) {
+		seq, waiting = c.seq, true
 	}
 	for idx := range sessions {
 		mu := o.sessionMu[idx]
@@ -1379,9 +1448,29 @@ func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason str
 			continue
 		}
 		var r Result
+		a := Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: status, Instrument: in.ID,
+			Operator: OperatorSchedule, Reason: clip(reason, venue.OperatorReasonLength)}
+		// published is the command of a try whose call timed out: the
+		// matcher applies it once the journal has it, so a try after it
+		// waits for it rather than send another, which would change
+		// nothing and be counted as refused (InvalidTransition) where the
+		// first was done.
+		var published uint64
 		err := o.retry(func() (err error) {
-			r, err = o.Do(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: status, Instrument: in.ID,
-				Operator: OperatorSchedule, Reason: clip(reason, venue.OperatorReasonLength)})
+			if published != 0 {
+				if err := o.awaitApplied(published, time.Now().Add(transitionRetryWait),
+					fmt.Sprintf("the %s status change of %s published at seq %d", status, in.Symbol, published)); err != nil {
+					return err
+				}
+				r = o.settleStatusChange(published)
+				return nil
+			}
+			var late <-chan Result
+			r, late, err = o.doLate(a)
+			if errors.Is(err, ErrTimeout) {
+				published = r.Seq
+				o.awaitStatusChange(awaitedStatusChange{seq: r.Seq, action: a, symbol: in.Symbol, result: late})
+			}
 			return err
 		})
 		if err != nil {

@@ -53,7 +53,10 @@
 // session logged out or disabled, the group's phase and its place in the
 // day recorded, each command counted in fixvenue_operator_actions_total
 // with its result, appliedResult; a phase change that changed nothing, as
-// a call answered then would have found, records nothing: changedNothing),
+// a call answered then would have found, records nothing: changedNothing);
+// a command of the schedule's transitions is counted and logged so once
+// applied (awaitStatusChange), and the try after it waits for it rather
+// than send another, which would change nothing and count as refused;
 // and one of the
 // same kind (of the same session; a phase change or a resume for a phase
 // change, and the schedule's transitions) waits for it meanwhile and sends

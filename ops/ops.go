@@ -227,7 +227,11 @@ type Ops struct {
 	// once all their commands were published, recorded once the last is
 	// durable and applied (settlePhaseChanges, phaseMu held).
 	awaitedPhases []awaitedPhase
-	awaitedSignal chan struct{} // wakes recordAwaited
+	// awaitedChanges are the schedule's status changes whose call timed
+	// out, counted and logged once durable and applied
+	// (settleStatusChanges).
+	awaitedChanges []awaitedStatusChange
+	awaitedSignal  chan struct{} // wakes recordAwaited
 	// sessionMu, one per session, makes a session action's check of the
 	// session's state and its journaled change one step: two disables at
 	// once were both journaled and answered done. Per session, so that a

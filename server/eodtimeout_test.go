@@ -373,3 +373,60 @@ func TestCommandsThatTimeOutAreCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduledCommandThatTimesOutIsCounted: in the open the day's close
+// comes due, and the schedule's command of its first instrument is held by
+// the journal's sync past the call's timeout. The try after it waits for
+// that command rather than send another, and once the journal has it,
+// fixvenue_operator_actions_total counts it with its result (done), as a
+// command answered in time, and the log says so: the group's instruments
+// are each counted once done, none refused. The schedule's command that
+// timed out was neither awaited nor counted: the try after it sent
+// another, which changed nothing and was counted as refused
+// (InvalidTransition).
+func TestScheduledCommandThatTimesOutIsCounted(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart, clock, now := inTheOpen(t, dir)
+	var logs lockedbuf.Buffer
+	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	count := func(text, result string) float64 {
+		name := `fixvenue_operator_actions_total{action="SetPhaseStatus",result="` + result + `"}`
+		if !strings.Contains(text, name+" ") {
+			return 0 // none counted yet: the series of a refusal appears with its first
+		}
+		return metricstest.Float(t, text, name)
+	}
+	before := scrape(t, s)
+	group := len(instrumentsOf(t, s)) // group "all" takes every instrument, open: each one's command moves it
+	hold.on.Store(true)
+	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due
+	waitUntil(t, "the schedule's command timed out", func() bool {
+		return strings.Contains(logs.String(), "schedule: command not confirmed; trying again")
+	})
+	hold.on.Store(false)
+	hold.release()
+	path, _ := scheduleRecord(t, dir)
+	waitUntil(t, "the close recorded", func() bool {
+		var st struct{ Last string }
+		b, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " close ")
+	})
+	after := scrape(t, s)
+	if done, refused := count(after, "None")-count(before, "None"), count(after, "InvalidTransition")-count(before, "InvalidTransition"); done != float64(group) || refused != 0 {
+		t.Errorf("the close counted %v done and %v refused (InvalidTransition), want %d done, none refused:\n%s", done, refused, group,
+			logs.String())
+	}
+	if !strings.Contains(logs.String(), "operator command whose call timed out is durable and applied") {
+		t.Errorf("the command whose call timed out not logged once applied:\n%s", logs.String())
+	}
+	for sym, in := range instrumentsOf(t, s) {
+		if in.Status != "Closed" {
+			t.Errorf("%s is %s after the close, want Closed", sym, in.Status)
+		}
+	}
+}
