@@ -955,7 +955,9 @@ var phases = map[string]schedule.Kind{"pre_open": schedule.PreOpen, "open": sche
 // change whose command failed (the venue halted, the ring busy, a timeout,
 // a cluster leader deposed) recorded a phase nothing had journaled, which a
 // resume and a restart's catch-up then followed (docs/ARCHITECTURE.md,
-// "Operations: the control plane and the trading day"). A change whose call
+// "Operations: the control plane and the trading day"); one that failed
+// partway, after commands answered and durable, is recorded as the journal
+// has it, as a cluster's follower records it (phaseRecordedPartly). A change whose call
 // timed out is published whole and recorded once applied, as the call
 // answered then would have recorded it (phaseTimedOut); one awaited so is
 // recorded before this one is checked.
@@ -1010,7 +1012,18 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err != nil {
-			o.answer(w, operator, res, phaseNotRecorded(err, req.Group, req.Phase, moved), nil)
+			if i > 0 && (was != statusOf(kind) || len(moved) > 0) {
+				// Failed partway: the commands answered before are in the
+				// journal, from which a cluster's follower records the
+				// change (server/scheduleprogress.go), as a call answered
+				// done would have: recorded here too, so that this venue
+				// and a new leader agree on the group's phase.
+				o.setPhase(group, statusOf(kind))
+				o.operatorSetPhase(group, kind, at)
+				o.answer(w, operator, res, phaseRecordedPartly(err, req.Group, req.Phase, moved), nil)
+				return
+			}
+			o.answer(w, operator, res, phaseNotRecorded(err, req.Group, req.Phase), nil)
 			return
 		}
 		if res.Reason == venue.RejectReasonNone {
@@ -1058,7 +1071,8 @@ func (o *Ops) handlePhase(w http.ResponseWriter, r *http.Request) {
 // have found changed nothing (a.noOpUnless: their results say); a phase
 // change or a resume meanwhile sends nothing until then. One of the rest
 // that cannot be published (the ring full, the venue halted) leaves the
-// group's phase not recorded, as any call that failed (phaseNotRecorded).
+// others unpublished, and those published are awaited and recorded alike,
+// as a change that failed partway is (phaseRecordedPartly).
 // docs/ARCHITECTURE.md, "Operations: the control plane and the trading
 // day".
 func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRequest, a awaitedPhase, rest []config.Instrument,
@@ -1067,8 +1081,16 @@ func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRe
 		s, result, err := o.publish(Action{Kind: venue.OperatorActionTypeSetPhaseStatus, Status: statusOf(a.kind), Instrument: in.ID,
 			Operator: operator, Reason: req.Reason}, true)
 		if err != nil {
+			// Those published are applied once the journal has them, and a
+			// cluster's follower records the change from them: recorded
+			// then here too, as a change that failed partway
+			// (phaseRecordedPartly).
+			o.awaitPhase(a)
 			o.answer(w, operator, Result{Seq: a.seq, Action: venue.OperatorActionTypeSetPhaseStatus},
-				phaseNotRecorded(err, req.Group, req.Phase, moving), nil)
+				partlyDone{fmt.Errorf("%w; the phase change of group %q to %s is published through seq %d (%s), the group's other "+
+					"instruments not: its phase is recorded as %s once the journal has them, as a cluster's follower records it, "+
+					"unless they change nothing (a phase change or a resume meanwhile sends nothing): repeat the change then",
+					err, req.Group, req.Phase, a.seq, strings.Join(moving, ", "), req.Phase)}, nil)
 			return
 		}
 		a.results = append(a.results, result)
@@ -1083,18 +1105,29 @@ func (o *Ops) phaseTimedOut(w http.ResponseWriter, operator string, req actionRe
 }
 
 // phaseNotRecorded is the error of a phase change whose command failed
-// (err), saying that the group's phase is not recorded as changed and,
-// when some of its instruments moved before (moved), which ones: a
-// resume and the schedule go by the phase recorded before until the
-// change is repeated and done.
-func phaseNotRecorded(err error, group, phase string, moved []string) error {
-	if len(moved) == 0 {
-		return fmt.Errorf("%w; group %q's phase is not recorded as %s (a resume and the schedule keep the phase recorded before): "+
-			"repeat the change once the venue answers", err, group, phase)
+// (err) before any other was answered and durable, or after those that
+// were changed nothing (the group in that phase already): the group's
+// phase is not recorded as changed, and a resume and the schedule go by
+// the phase recorded before until the change is repeated and done.
+func phaseNotRecorded(err error, group, phase string) error {
+	return fmt.Errorf("%w; group %q's phase is not recorded as %s (a resume and the schedule keep the phase recorded before): "+
+		"repeat the change once the venue answers", err, group, phase)
+}
+
+// phaseRecordedPartly is the error of a phase change whose command failed
+// (err) after others were answered and durable (their instruments: moved,
+// maybe none, the group not in that phase before): the journal has the
+// change, and the group's phase is recorded as the call's, as a cluster's
+// follower records it from the journal; the group's other instruments did
+// not move.
+func phaseRecordedPartly(err error, group, phase string, moved []string) error {
+	what := "none of its instruments moved before it (each was there already)"
+	if len(moved) > 0 {
+		what = strings.Join(moved, ", ") + " moved to " + phase + " before it"
 	}
-	return partlyDone{fmt.Errorf("%w; %s moved to %s before it, the group's other instruments did not, and group %q's phase is not "+
-		"recorded as %s (a resume and the schedule keep the phase recorded before): repeat the change once the venue answers", err,
-		strings.Join(moved, ", "), phase, group, phase)}
+	return partlyDone{fmt.Errorf("%w; %s, the group's other instruments did not; group %q's phase is recorded as %s, as the "+
+		"journal has it (a resume takes a halted instrument there, and the schedule passes over the day's transitions up to it): "+
+		"repeat the change once the venue answers", err, what, group, phase)}
 }
 
 // partlyDone is the error of a call made of several commands, some of

@@ -1437,9 +1437,17 @@ func (o *Ops) setGroupStatus(g int, status venue.TradingStatus, reason string) e
 // journaled, where a resume then took a halted instrument (a restart on a
 // configuration without that phase kept it); it runs again and records it
 // once done.
+//
+// One that fails partway (a command applied, then the ring busy or the
+// venue halted) records the phase all the same: the journal has the
+// change, and a cluster's follower takes it from the first command it
+// applies (server/scheduleprogress.go), so that a new leader, and this
+// venue until the transition runs again, resume a halted instrument into
+// the same phase.
 func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason string) (failed error) {
+	applied := false // a command answered and durable
 	defer func() {
-		if failed == nil {
+		if failed == nil || applied {
 			o.setPhase(g, status)
 		}
 	}()
@@ -1473,6 +1481,7 @@ func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason str
 			}
 			return err
 		})
+		applied = applied || err == nil
 		if err != nil {
 			o.log.Error("schedule: status change failed", "instrument", in.Symbol, "status", status.String(), "err", err)
 			if failed == nil {

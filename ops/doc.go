@@ -78,8 +78,10 @@
 // <data_dir>/schedule.state, each group's phase as last set (by the
 // schedule or /v1/phase: where a resume takes a halted instrument) in
 // <data_dir>/phases.json, both written once every command of the change
-// is answered and durable (a change whose command failed records nothing;
-// one whose call timed out, once applied); a cluster node keeps no such file (a node that
+// is answered and durable (a change whose command failed records nothing,
+// unless one before it was answered and durable: recorded then, as a
+// cluster's follower records it from the journal; one whose call timed
+// out, once applied); a cluster node keeps no such file (a node that
 // leads again would read those of its own last term): a new leader is
 // given the phases its follower saw set (Config.Phases), and starts on the
 // schedule.state its follower derived from the journaled commands

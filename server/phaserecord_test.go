@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -491,4 +492,132 @@ func replicaProgress(t *testing.T, dir string, cfg *config.Config) *scheduleProg
 		}
 	}
 	return p
+}
+
+// TestPhaseChangeFailingPartwayRecordsAsTheFollower: in the open, a phase
+// change of the group (ACME, then LOTS) fails partway: ACME's command is
+// durable, and the journal's sync fails at LOTS's, halting the venue. Once
+// an operator's close (503, its error naming ACME as moved and the phase as
+// recorded), once the schedule's closing call. The venue records the
+// group's phase and its place in the day (phases.json, schedule.state) as
+// a cluster's follower applying its journal does, from ACME's command. The
+// venue recorded nothing of a change that failed, whatever it had applied,
+// and the follower, and so a new leader, had the group in the new phase
+// where the venue kept the open.
+func TestPhaseChangeFailingPartwayRecordsAsTheFollower(t *testing.T) {
+	t.Parallel()
+	for _, by := range []string{"operator", "schedule"} {
+		t.Run(by, func(t *testing.T) {
+			dir, clock, logs := t.TempDir(), newDayClock(), &lockedbuf.Buffer{}
+			clock.at(5 * time.Second) // the open
+			journalDir := filepath.Join(dir, "journal")
+			// Once armed, the journal's first data sync passes (ACME's
+			// command) and the later ones fail (LOTS's).
+			var armed atomic.Bool
+			var syncs atomic.Int32
+			journalSync := func(f *os.File, kind journal.SyncKind) error {
+				if kind == journal.SyncData && armed.Load() && strings.HasPrefix(f.Name(), journalDir+string(filepath.Separator)) &&
+					syncs.Add(1) > 1 {
+					return syscall.EIO
+				}
+				return journal.DefaultSync(f, kind)
+			}
+			cfg := testConfig(t, dir, adminConfig()+closingCallDay)
+			s := startServer(t, cfg, Options{Now: clock.now, JournalSync: journalSync,
+				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			waitStatus(t, s, "ACME", "Open", readWait)
+			waitUntil(t, "the first start's record", func() bool {
+				_, err := os.Stat(filepath.Join(dir, ops.ScheduleStateFile))
+				return err == nil
+			})
+			armed.Store(true)
+			if by == "operator" {
+				var e struct{ Error, Code string }
+				code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"closing early","group":"all","phase":"close"}`, &e)
+				if code != 503 || !strings.Contains(e.Error, "ACME moved to close before it") ||
+					!strings.Contains(e.Error, `group "all"'s phase is recorded as close`) {
+					t.Errorf("a close whose second command's sync failed: %d %+v, want 503 naming ACME as moved and the phase recorded", code, e)
+				}
+			} else {
+				clock.at(6200 * time.Millisecond) // the closing call
+				waitUntil(t, "the schedule stopped at its closing call", func() bool {
+					return strings.Contains(logs.String(), "the venue halted; the schedule stops")
+				})
+				if !regexp.MustCompile(`schedule: status change failed" instrument=LOTS`).MatchString(logs.String()) {
+					t.Fatalf("want the closing call to fail at LOTS, after ACME:\n%s", logs.String())
+				}
+			}
+			s.Close()
+			followerRecordsAsTheVenue(t, dir, cfg, map[string]string{"operator": "Closed", "schedule": "ClosingCall"}[by])
+		})
+	}
+}
+
+// followerRecordsAsTheVenue checks that the venue stopped on dir recorded
+// group all's phase as want, and that a cluster's follower applying its
+// journal keeps the venue's records of the groups' phases and places in
+// their day.
+func followerRecordsAsTheVenue(t *testing.T, dir string, cfg *config.Config, want string) {
+	t.Helper()
+	leaderGroups, leaderPhases := recordedProgress(t, dir)
+	if leaderPhases["all"] != want {
+		t.Errorf("the venue's phases %v, want group all %s: a command of the change is durable", leaderPhases, want)
+	}
+	p := replicaProgress(t, dir, cfg)
+	phases := map[string]string{}
+	for g, st := range p.Phases() {
+		phases[g] = st.String()
+	}
+	if !reflect.DeepEqual(p.groups, leaderGroups) || !reflect.DeepEqual(phases, leaderPhases) {
+		t.Errorf("the follower's groups %v and phases %v, want the venue's records %v and %v", p.groups, phases,
+			leaderGroups, leaderPhases)
+	}
+}
+
+// TestPhaseChangeTimedOutThenBusyRecordsAsTheFollower: in the open, an
+// operator closes a group of eight instruments on a command ring of two
+// slots, the journal's sync held: ACME's command times out, and publishing
+// the others finds the ring full (503 busy, naming the commands published
+// and saying the phase is recorded once the journal has them). Once it
+// does, the venue records the group's phase and place in its day as a
+// cluster's follower applying its journal does. The venue recorded nothing
+// of a change whose rest could not be published, and the follower had the
+// group closed where the venue kept the open.
+func TestPhaseChangeTimedOutThenBusyRecordsAsTheFollower(t *testing.T) {
+	t.Parallel()
+	dir, clock := t.TempDir(), newDayClock()
+	clock.at(5 * time.Second) // the open
+	extra := adminConfig() + closingCallDay
+	for id := 3; id <= 8; id++ {
+		extra += fmt.Sprintf("[[instrument]]\nid = %d\nsymbol = \"X%d\"\ntick_size = \"0.01\"\nlot_size = 1\nmin_qty = 1\n"+
+			"max_qty = 1000\nref_price = \"10.00\"\nband_percent = 10\n", id, id)
+	}
+	cfg := testConfig(t, dir, extra)
+	cfg.Engine.CommandRingSlots = 2
+	cfg.Engine.ClaimTimeout.Duration = 100 * time.Millisecond
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s, hold := startHeld(t, cfg, Options{Now: clock.now})
+	waitStatus(t, s, "ACME", "Open", readWait)
+	waitUntil(t, "the first start's record", func() bool {
+		_, err := os.Stat(filepath.Join(dir, ops.PhasesFile))
+		return err == nil
+	})
+	hold.on.Store(true)
+	var e struct{ Error, Code string }
+	code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"closing early","group":"all","phase":"close"}`, &e)
+	if code != 503 || e.Code != "busy" || !strings.Contains(e.Error, `its phase is recorded as close once the journal has them`) {
+		t.Errorf("a close whose first command timed out and whose rest met a full ring: %d %+v, want 503 busy saying the phase "+
+			"is recorded once the journal has the commands published", code, e)
+	}
+	hold.on.Store(false)
+	hold.release()
+	// Recorded once the journal has the commands: waited for (bounded),
+	// then compared with the follower's.
+	for deadline := time.Now().Add(readWait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, ops.PhasesFile)); err == nil && strings.Contains(string(b), "Closed") {
+			break
+		}
+	}
+	s.Close()
+	followerRecordsAsTheVenue(t, dir, cfg, "Closed")
 }
