@@ -27,7 +27,7 @@ type metrics struct {
 func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	m := &metrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_operator_actions_total",
-			Help: "Operator commands (admin API and schedule) applied and durable, by action and result (None: done); a command whose call timed out (the schedule's too) counts once applied."}, []string{"action", "result"}),
+			Help: "Operator commands (admin API and schedule) applied and durable, by action and result (None: done; InvalidTransition: nothing changed, the instrument in that status already, as at a first start); a command whose call timed out (the schedule's too) counts once applied."}, []string{"action", "result"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_schedule_transitions_total",
 			Help: "Scheduled transitions run, by kind; caught_up=true for those run at start for time the venue was down."}, []string{"kind", "caught_up"}),
 		phase: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_schedule_phase",
