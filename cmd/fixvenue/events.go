@@ -98,6 +98,12 @@ func cmdEvents(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue events %s: %v\n", sub, err)
 		return 2
 	}
+	if err := embeddedPortZero(cfg, *natsURL); err != nil {
+		// The command line lacks the address, as it would lack an option
+		// (exit 2): a 1 reads to a script as a stream it could not read.
+		fmt.Fprintf(os.Stderr, "fixvenue events %s: %v\n", sub, err)
+		return 2
+	}
 	if sub == "verify" {
 		if dataDir == "" {
 			dataDir = cfg.Venue.DataDir
@@ -126,6 +132,22 @@ func cmdEvents(args []string) int {
 	return 0
 }
 
+// embeddedPortZero refuses to dial the embedded server's address when it
+// has port 0 and no URL is given: the system chose the port at the venue's
+// start, and dialling port 0 only said "no servers available", as if the
+// venue were not running.
+func embeddedPortZero(cfg *config.Config, url string) error {
+	if url != "" || cfg.Export.NATSURL != "" {
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(cfg.Export.EmbeddedAddr); err == nil && port == "0" {
+		return fmt.Errorf("export.embedded_addr %q has port 0: the venue's embedded NATS server listens on a port "+
+			"the system chose at its start; give it with --nats (the venue's log names it, event export embedded_nats=, "+
+			"as does its --ready-file, nats_url)", cfg.Export.EmbeddedAddr)
+	}
+	return nil
+}
+
 // dialJetStream connects with the configuration's credentials and TLS.
 func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.Conn, error) {
 	hint := ""
@@ -133,13 +155,8 @@ func dialJetStream(cfg *config.Config, url string) (jetstream.JetStream, *nats.C
 		url = cfg.Export.NATSURL
 	}
 	if url == "" {
-		// The embedded server's address. With port 0 the system chose its
-		// port at the venue's start: dialling port 0 only said "no
-		// servers available", as if the venue were not running.
-		if _, port, err := net.SplitHostPort(cfg.Export.EmbeddedAddr); err == nil && port == "0" {
-			return nil, nil, fmt.Errorf("export.embedded_addr %q has port 0: the venue's embedded NATS server listens on a port "+
-				"the system chose at its start; give it with --nats (the venue's log names it, event export embedded_nats=, "+
-				"as does its --ready-file, nats_url)", cfg.Export.EmbeddedAddr)
+		if err := embeddedPortZero(cfg, ""); err != nil {
+			return nil, nil, err
 		}
 		url = "nats://" + cfg.Export.EmbeddedAddr
 		hint = " (export.embedded_addr"

@@ -946,7 +946,9 @@ func exportVenueWithNATSAt(t *testing.T, dir string) (cfgPath, natsAddr string) 
 // given the configuration of a running venue whose embedded NATS server is
 // on port 0 (the system chooses it) dialled port 0 and said only "no
 // servers available", as if the venue were not running; they now say
-// that the port was chosen at the start and to give it with --nats. A
+// that the port was chosen at the start and to give it with --nats, a
+// usage error (exit 2), as the address is the command line's to give: with
+// exit 1 a script read it as a stream it could not read. A
 // configuration that turns the export off says so when nothing answers
 // at its embedded_addr.
 func TestEventsSaysWhereTheEmbeddedNATSIs(t *testing.T) {
@@ -955,7 +957,7 @@ func TestEventsSaysWhereTheEmbeddedNATSIs(t *testing.T) {
 	v := startVenue(t, cfgPath)
 	for _, args := range [][]string{{"verify"}, {"tail", "--count", "1"}} {
 		out, err := exec.Command(binPath, append([]string{"events"}, append(args, "--config", cfgPath)...)...).CombinedOutput()
-		if code := exitCode(err); code != 1 || !strings.Contains(string(out), `export.embedded_addr "127.0.0.1:0" has port 0`) ||
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), `export.embedded_addr "127.0.0.1:0" has port 0`) ||
 			!strings.Contains(string(out), "--nats") {
 			t.Errorf("events %s of a venue on port 0: exit %d (%v): %s", args[0], code, err, out)
 		}
