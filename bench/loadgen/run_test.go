@@ -263,3 +263,22 @@ func TestRunFailsWhenNobodyListens(t *testing.T) {
 		t.Fatal("Run against a closed port succeeded")
 	}
 }
+
+// TestAchievedRateCountsOrdersOnly: the achieved send rate is the orders
+// sent over the time they took. The cancels of the last passive orders go
+// out after them, a few slots later per session; counted in that window,
+// a run at a low rate that sent every order on time read as far below its
+// offered rate (10/s offered, 4/s achieved, the verdict held).
+func TestAchievedRateCountsOrdersOnly(t *testing.T) {
+	r := newResponder(t, nil)
+	cfg := testConfig(r.addr(), 20, time.Second)
+	cfg.Sessions = 2
+	res := runOK(t, cfg)
+	if res.OrdersSent != 20 || res.CancelsSent == 0 {
+		t.Fatalf("sent %d orders, %d cancels, want 20 orders and their cancels", res.OrdersSent, res.CancelsSent)
+	}
+	if res.SendRate < 0.8*cfg.RatePerSecond || res.SendRate > 1.25*cfg.RatePerSecond {
+		t.Fatalf("achieved %.1f orders/s, offered %.0f, every order sent on time (send lag max %s)",
+			res.SendRate, cfg.RatePerSecond, time.Duration(res.SendLag.MaxUs*1e3))
+	}
+}
