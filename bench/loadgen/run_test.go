@@ -271,13 +271,15 @@ func TestRunFailsWhenNobodyListens(t *testing.T) {
 // offered rate (10/s offered, 4/s achieved, the verdict held).
 func TestAchievedRateCountsOrdersOnly(t *testing.T) {
 	r := newResponder(t, nil)
-	cfg := testConfig(r.addr(), 20, time.Second)
+	cfg := testConfig(r.addr(), 10, time.Second)
 	cfg.Sessions = 2
 	res := runOK(t, cfg)
-	if res.OrdersSent != 20 || res.CancelsSent == 0 {
-		t.Fatalf("sent %d orders, %d cancels, want 20 orders and their cancels", res.OrdersSent, res.CancelsSent)
+	if res.OrdersSent != 10 || res.CancelsSent == 0 {
+		t.Fatalf("sent %d orders, %d cancels, want 10 orders and their cancels", res.OrdersSent, res.CancelsSent)
 	}
-	if res.SendRate < 0.8*cfg.RatePerSecond || res.SendRate > 1.25*cfg.RatePerSecond {
+	// Wide bounds, as a loaded machine may send the last order late:
+	// the cancels' window read far lower (0.4× at 10/s).
+	if res.SendRate < 0.7*cfg.RatePerSecond || res.SendRate > 1.4*cfg.RatePerSecond {
 		t.Fatalf("achieved %.1f orders/s, offered %.0f, every order sent on time (send lag max %s)",
 			res.SendRate, cfg.RatePerSecond, time.Duration(res.SendLag.MaxUs*1e3))
 	}
