@@ -49,7 +49,11 @@ func cmdMD(args []string) int {
 	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service; several, comma-separated (a cluster's nodes), are tried in turn")
 	// Accepted so that command lines written when it was an option still
 	// run; it changes nothing.
-	fs.Bool("json", false, "has no effect, accepted for old command lines (book prints JSON without it)")
+	jsonHelp := "has no effect, accepted for old command lines (book prints JSON without it)"
+	if sub == "watch" {
+		jsonHelp = "has no effect, accepted for old command lines (watch draws the book; md book prints it as JSON)"
+	}
+	fs.Bool("json", false, jsonHelp)
 	timeout := 10 * time.Second
 	if sub == "book" {
 		fs.DurationVar(&timeout, "timeout", timeout, "give up after this long")
