@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -196,5 +197,40 @@ func TestTransportLogsSilentStreamsOnce(t *testing.T) {
 	closeTr() // its streams' goroutines, which log, have returned
 	if timeouts, ends := strings.Count(logs.String(), "no hello: i/o timeout"), strings.Count(logs.String(), "no hello: EOF"); timeouts != 1 || ends != 1 {
 		t.Fatalf("%d lines for the silent streams, %d for those that ended, want 1 each:\n%s", timeouts, ends, logs.String())
+	}
+}
+
+// TestStreamTrackedAfterCloseIsClosed: a stream the accept loop (or a dial)
+// hands over once Close has passed over the streams is closed at once. One
+// accepted as Close ran stayed open: its peer's good hello had cleared the
+// read deadline, so its reader waited on the peer, and Close on the reader,
+// for ever.
+func TestStreamTrackedAfterCloseIsClosed(t *testing.T) {
+	tr := NewTransport(TransportConfig{ClusterID: 7, NodeID: 2, Listener: listenLoopback(t), Peers: map[uint64]string{}})
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln := listenLoopback(t)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	tr.track(server, true)
+	server.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := server.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read of a stream tracked after Close: %v, want it closed", err)
+	}
+	tr.mu.Lock()
+	n := len(tr.conns)
+	tr.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d streams tracked after Close, want none", n)
 	}
 }

@@ -407,10 +407,20 @@ func (t *Transport) writeStream(conn net.Conn, p *peerLink, first []byte) error 
 	}
 }
 
+// track adds a stream to those Close closes, or takes it out. A stream
+// accepted or dialled while Close runs, after its pass over the streams,
+// is closed here: left open, its reader (a good hello clears its read
+// deadline) waited for the peer for ever, and Close for the reader.
 func (t *Transport) track(c net.Conn, add bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if add {
+		select {
+		case <-t.closed:
+			c.Close()
+			return
+		default:
+		}
 		t.conns[c] = struct{}{}
 	} else {
 		delete(t.conns, c)
@@ -578,7 +588,9 @@ func (t *Transport) checkHello(h []byte) (uint64, error) {
 	return from, nil
 }
 
-// Close stops the transport and closes every stream.
+// Close stops the transport and closes every stream. t.closed is closed
+// before the pass over the streams under t.mu, so that a stream track
+// adds after that pass finds it closed (track).
 func (t *Transport) Close() error {
 	close(t.closed)
 	err := t.cfg.Listener.Close()
