@@ -1186,15 +1186,16 @@ func (c *ClusterNode) logOutFIX(srv *Server, timeout time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// A client that logs on from here on is refused, told what the
+		// logged-on ones are told: taken, its session would end without a
+		// word when the process restarts. Before the halt, which may wait
+		// on a full queue.
+		srv.RefuseLogons(c.deposedText)
 		// Halt and the Logouts queue behind what each sender holds: a full
 		// queue may hold them up, never the restart (bound).
 		srv.gw.Halt(haltReason(cluster.ErrLostLeadership))
 		known := time.NewTimer(min(deposedLeaderWait, timeout))
 		defer known.Stop()
-		// A client that logs on from here on is refused, told what the
-		// logged-on ones are told: taken, its session would end without a
-		// word when the process restarts.
-		srv.RefuseLogons(c.deposedText)
 	wait:
 		for c.leaderFIX() == "" {
 			select {

@@ -188,7 +188,7 @@ func TestClusterLeaderFeedMetrics(t *testing.T) {
 	}
 
 	f1, f2 := (l+1)%3, (l+2)%3
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--feed-addr", feedAddr, "--recovery-addr", recovery[f1]+","+recovery[l])
 	var out lockedbuf.Buffer

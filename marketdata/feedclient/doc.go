@@ -60,7 +60,7 @@
 // a symbol the feed does not list yet (one an operator is about to add),
 // and BookJSON joins, waits for the live edge and returns one book as JSON
 // (`fixvenue md watch` and `fixvenue md book`). Both give up, saying so,
-// when no recovery address serves for two seconds from the start: a
+// when no recovery address serves for five seconds from the start: a
 // cluster elects a leader well within that, so the leader's address is
 // missing from those given.
 //

@@ -26,7 +26,7 @@ const (
 	// (NoneServing): a cluster electing a leader serves again within a few
 	// election timeouts; past that the leader's address is not among them,
 	// and waiting would not change it.
-	notServingWait = 2 * time.Second
+	notServingWait = 5 * time.Second
 )
 
 // joinGiveUp decides when Watch and BookJSON stop trying to join a feed
