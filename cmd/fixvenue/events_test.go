@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/eventstream"
+	"github.com/fixvenue/fixvenue/internal/closingln"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/natstest"
@@ -970,21 +971,8 @@ func TestEventsSaysWhereTheEmbeddedNATSIs(t *testing.T) {
 
 	// Something that is not NATS at the address of a configuration whose
 	// export is off: the demo configuration's, given to a venue's tools.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	off := writeVenueConfig(t, t.TempDir(), "[export]\nenabled = false\nembedded_addr = %q\n", ln.Addr().String())
+	notNATS, _ := closingln.Listen(t)
+	off := writeVenueConfig(t, t.TempDir(), "[export]\nenabled = false\nembedded_addr = %q\n", notNATS)
 	out, err := exec.Command(binPath, "events", "verify", "--config", off).CombinedOutput()
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "turns the export off") {
 		t.Fatalf("events verify with the export off: exit %d (%v): %s", code, err, out)

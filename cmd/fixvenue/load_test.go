@@ -5,8 +5,9 @@ import (
 	"net"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/fixvenue/fixvenue/internal/closingln"
 )
 
 // TestLoadEveryOrderRefusedIsNotHeld: a load run whose every order the
@@ -44,23 +45,7 @@ func TestLoadWithAnUnknownCompIDSaysWhatToCheck(t *testing.T) {
 // exited 1, as a run that could not reach the venue does, which still
 // exits 1 (README, "Two commands").
 func TestLoadExitStatuses(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var dialled atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			dialled.Add(1)
-			c.Close()
-		}
-	}()
-	addr := ln.Addr().String()
+	addr, dialled := closingln.Listen(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -82,12 +67,16 @@ func TestLoadExitStatuses(t *testing.T) {
 			t.Errorf("load %q: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
 		}
 	}
-	if n := dialled.Load(); n > 0 {
+	if n := dialled(); n > 0 {
 		t.Errorf("a load with options no run can take dialled the venue %d times", n)
 	}
 	// No venue: the run could not start.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln.Close()
-	code, out, errs := runCLI(t, "", nil, "load", "--addr", addr, "--sessions", "1", "--rate", "10", "--duration", "100ms", "--warmup", "0s", "--quiet")
+	code, out, errs := runCLI(t, "", nil, "load", "--addr", ln.Addr().String(), "--sessions", "1", "--rate", "10", "--duration", "100ms", "--warmup", "0s", "--quiet")
 	if code != 1 || !strings.Contains(errs, "connection refused") {
 		t.Errorf("load with no venue: exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errs)
 	}
