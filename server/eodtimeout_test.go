@@ -168,10 +168,7 @@ func TestTransitionWaitsForAnEndOfDayThatTimesOut(t *testing.T) {
 		t.Skip("runs parts of a 12-second trading day")
 	}
 	dir := t.TempDir()
-	dayStart, clock, now := inTheOpen(t, dir)
-	var logs lockedbuf.Buffer
-	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now,
-		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	s, hold, dayStart, clock, logs := heldInTheOpen(t, dir)
 	hold.on.Store(true)
 	endOfDayTimesOut(t, s, "closing early", false)
 	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due, the end of day not yet
@@ -232,6 +229,18 @@ func inTheOpen(t *testing.T, dir string) (dayStart time.Time, clock *atomic.Int6
 	now = func() time.Time { return time.Unix(0, clock.Load()) }
 	tradingDayVenueAt(t, dir, now).Close()
 	return dayStart, clock, now
+}
+
+// heldInTheOpen starts a venue on dir in the open of a compressed day
+// (inTheOpen) whose journal's sync can be held (startHeld), logging at
+// info to logs.
+func heldInTheOpen(t *testing.T, dir string) (s *Server, hold *syncHold, dayStart time.Time, clock *atomic.Int64, logs *lockedbuf.Buffer) {
+	t.Helper()
+	dayStart, clock, now := inTheOpen(t, dir)
+	logs = new(lockedbuf.Buffer)
+	s, hold = startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	return s, hold, dayStart, clock, logs
 }
 
 // TestScheduledEndOfDayRecordedOnceDurable: the schedule's end of day is
@@ -390,10 +399,7 @@ func TestScheduledCommandThatTimesOutIsCounted(t *testing.T) {
 		t.Skip("runs parts of a 12-second trading day")
 	}
 	dir := t.TempDir()
-	dayStart, clock, now := inTheOpen(t, dir)
-	var logs lockedbuf.Buffer
-	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now,
-		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	s, hold, dayStart, clock, logs := heldInTheOpen(t, dir)
 	count := func(text, result string) float64 {
 		name := `fixvenue_operator_actions_total{action="SetPhaseStatus",result="` + result + `"}`
 		if !strings.Contains(text, name+" ") {
