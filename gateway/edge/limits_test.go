@@ -444,3 +444,40 @@ func TestClientThatReadsSlowlyStaysConnected(t *testing.T) {
 		t.Fatalf("%d write timeouts for a client reading steadily", n)
 	}
 }
+
+// TestConnectionAdmittedAfterCloseIsRefused: a connection the accept loop
+// hands to admit once Close has passed over the handshaking connections is
+// refused (the loop then closes it). Registered, it stayed open through
+// Close's pass, and Close waited out its Logon deadline in handshake, or
+// its Logon went through the gate after the listener closed.
+func TestConnectionAdmittedAfterCloseIsRefused(t *testing.T) {
+	l, err := Listen(Config{Address: "127.0.0.1:0", Authenticator: testCredentials("CLIENT1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client := dialPlain(t, ln.Addr().String())
+	defer client.Close()
+	raw, err := ln.AcceptTCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	source := raw.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+	if r := l.admit(source, raw); r != ReasonListenerClosed {
+		t.Fatalf("a connection admitted after Close: %v, want %v", r, ReasonListenerClosed)
+	}
+	l.mu.Lock()
+	handshaking, conns := len(l.handshaking), l.conns
+	l.mu.Unlock()
+	if handshaking != 0 || conns != 0 {
+		t.Fatalf("after Close %d connections handshaking, %d counted, want none", handshaking, conns)
+	}
+}

@@ -93,6 +93,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 // Close stops accepting, closes connections that have not passed the gate
 // yet and waits for the listener's goroutines. Connections already handed
 // to QuickFIX/Go stay open: QuickFIX/Go logs them out and closes them.
+// l.done is closed before the pass over l.handshaking under l.mu, so that
+// a connection accepted meanwhile finds it closed in admit.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.done)
@@ -195,10 +197,19 @@ func (l *Listener) acceptLoop() {
 	}
 }
 
-// admit applies the connection limits and registers the connection.
+// admit applies the connection limits and registers the connection. One
+// accepted as Close ran, registered after its pass over the handshaking
+// connections, would have been left open: refused here, the accept loop
+// closes it, and Close does not wait out its Logon deadline (or take its
+// Logon) in handshake.
 func (l *Listener) admit(source netip.Addr, raw *net.TCPConn) Reason {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	select {
+	case <-l.done:
+		return ReasonListenerClosed
+	default:
+	}
 	now := l.nowNs()
 	s := l.sources.get(source, now)
 	if s == nil {
