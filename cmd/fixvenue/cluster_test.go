@@ -62,7 +62,7 @@ func newLinkProxy(t *testing.T, target string) *linkProxy {
 	}
 	p := &linkProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	go p.serve()
-	t.Cleanup(func() { ln.Close(); p.reset() })
+	t.Cleanup(func() { ln.Close(); p.setBlocked(true) })
 	return p
 }
 
@@ -84,12 +84,27 @@ func (p *linkProxy) serve() {
 			c.Close()
 			continue
 		}
-		p.mu.Lock()
-		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-		p.mu.Unlock()
-		go p.pipe(up, c)
-		go p.pipe(c, up)
+		if p.register(c, up) {
+			go p.pipe(up, c)
+			go p.pipe(c, up)
+		}
 	}
+}
+
+// register adds a forwarded connection's two ends to those reset closes,
+// unless the link was cut meanwhile (its dial takes a while): then it
+// closes them. Added after setBlocked's reset, they stayed open, and the
+// link it cut carried Raft on.
+func (p *linkProxy) register(c, up net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.blocked {
+		c.Close()
+		up.Close()
+		return false
+	}
+	p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+	return true
 }
 
 func (p *linkProxy) pipe(dst, src net.Conn) {
@@ -118,6 +133,43 @@ func (p *linkProxy) setBlocked(b bool) {
 	p.mu.Unlock()
 	if b {
 		p.reset()
+	}
+}
+
+// TestLinkProxyCutWhileDialling: a connection the proxy forwards once the
+// link was cut while it dialled the target is closed, not carried on. Left
+// open, a partition the tests made was not one.
+func TestLinkProxyCutWhileDialling(t *testing.T) {
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	p := newLinkProxy(t, target.Addr().String())
+	pair := func(ln net.Listener) (client, server net.Conn) {
+		t.Helper()
+		client, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close() })
+		if server, err = ln.Accept(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { server.Close() })
+		return client, server
+	}
+	// As serve holds them: a connection accepted (any will do) and the one
+	// it dialled to the target.
+	_, c := pair(target)
+	upPeer, up := pair(target)
+	p.setBlocked(true) // the cut comes while serve dials
+	if p.register(c, up) {
+		t.Fatal("a connection was forwarded over a cut link")
+	}
+	upPeer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := upPeer.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the target's end of a connection over a cut link: read %v, want it closed (EOF)", err)
 	}
 }
 
