@@ -109,7 +109,9 @@
 // concurrent snapshots and snapshot size are bounded. A request frame that
 // is not an unsequenced packet of requests only (empty, over 512 bytes, a
 // message of another template or cut short) closes the connection without
-// an answer to any of its requests: the client's framing is lost.
+// an answer to any of its requests: the client's framing is lost. An
+// accept that fails (out of file descriptors) is counted and tried again
+// after a pause of up to a second; the service does not stop for it.
 //
 // The feed must only publish events of durable commands, because no market
 // data may leave the process for a command before that command is durable

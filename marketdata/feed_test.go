@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -522,6 +523,56 @@ func TestRecoveryConnectionBound(t *testing.T) {
 	second.readUntil(mdsbe.SnapshotEndTemplateID)
 	if st := fx.feed.Stats().Recovery; st.ConnsEvicted != 1 || st.ConnsRefused != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// failingAccepts is a listener whose first accepts fail as a process out
+// of file descriptors sees them fail.
+type failingAccepts struct {
+	net.Listener
+	fails atomic.Int32
+}
+
+func (l *failingAccepts) Accept() (net.Conn, error) {
+	if l.fails.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// TestRecoveryGoesOnAfterAcceptFails: accepts that fail (out of file
+// descriptors) are counted and tried again after a pause, and the service
+// answers once they succeed. Serve returned the first such error: the
+// feed's heartbeats went on and no client could recover for the rest of
+// the run.
+func TestRecoveryGoesOnAfterAcceptFails(t *testing.T) {
+	conn := udpSink(t)
+	defer conn.Close()
+	f, err := NewFeed(FeedConfig{
+		Tracker:           TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+		FeedAddr:          conn.LocalAddr().String(),
+		HeartbeatInterval: 20 * time.Millisecond,
+		Recovery:          RecoveryConfig{Addr: "127.0.0.1:0", RequestsPerSecond: 1000, RequestBurst: 1000},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	failing := &failingAccepts{Listener: f.recovery.ln}
+	failing.fails.Store(3)
+	f.recovery.ln = failing
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Serve(ctx) }()
+	c := dialRecovery(t, f.RecoveryAddr().String())
+	c.snapshot(1, 0)
+	c.readUntil(mdsbe.SnapshotEndTemplateID)
+	if n := f.Stats().Recovery.AcceptErrors; n != 3 {
+		t.Fatalf("%d accept errors counted, want 3", n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
 

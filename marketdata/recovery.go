@@ -92,6 +92,7 @@ type RecoveryStats struct {
 	SnapshotsRejected   uint64
 	ProtocolErrors      uint64 // connections closed for a malformed request
 	StandbyRefused      uint64 // closed at once while the feed was a standby (Feed.RefuseRecovery)
+	AcceptErrors        uint64 // accepts that failed (out of descriptors or the like), each tried again after a pause
 }
 
 type recoveryServer struct {
@@ -104,6 +105,7 @@ type recoveryServer struct {
 	retransmits, retransmitsRejected             atomic.Uint64
 	snapshots, snapshotsRejected, protocolErrors atomic.Uint64
 	standbyRefused                               atomic.Uint64 // closed at once by RefuseRecovery
+	acceptErrors                                 atomic.Uint64
 }
 
 func newRecoveryServer(f *Feed) (*recoveryServer, error) {
@@ -121,11 +123,21 @@ func (s *recoveryServer) stats() RecoveryStats {
 	return RecoveryStats{ConnsAccepted: s.conns.Accepted(), ConnsRefused: s.conns.Refused(), ConnsEvicted: s.conns.Evicted(),
 		Retransmits: s.retransmits.Load(), RetransmitsRejected: s.retransmitsRejected.Load(),
 		Snapshots: s.snapshots.Load(), SnapshotsRejected: s.snapshotsRejected.Load(),
-		ProtocolErrors: s.protocolErrors.Load(), StandbyRefused: s.standbyRefused.Load()}
+		ProtocolErrors: s.protocolErrors.Load(), StandbyRefused: s.standbyRefused.Load(), AcceptErrors: s.acceptErrors.Load()}
 }
 
+// Bounds of the pause after a failed accept (serve).
+const (
+	acceptPauseMin = 5 * time.Millisecond
+	acceptPauseMax = time.Second
+)
+
 // serve accepts connections until ctx ends, then closes every connection
-// and waits for their goroutines.
+// and waits for their goroutines. An accept that fails (out of file
+// descriptors, or the like) is counted (RecoveryStats.AcceptErrors) and
+// tried again after a pause that doubles up to acceptPauseMax, as the FIX
+// edge does: serve returned its error, and the feed served no recovery for
+// the rest of the venue's run while its heartbeats went on.
 func (s *recoveryServer) serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		s.ln.Close()
@@ -133,14 +145,23 @@ func (s *recoveryServer) serve(ctx context.Context) error {
 	})
 	defer stop()
 	defer s.conns.Wait()
+	pause := acceptPauseMin
 	for {
 		conn, err := s.ln.Accept()
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				return err
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
 			}
-			return nil
+			s.acceptErrors.Add(1)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, acceptPauseMax)
+			continue
 		}
+		pause = acceptPauseMin
 		if ctx.Err() != nil {
 			conn.Close()
 			return nil

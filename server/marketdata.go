@@ -80,6 +80,8 @@ func (s *Server) registerFeedMetrics() {
 		counter("fixvenue_md_retransmits_rejected_total", "Retransmission requests refused (rate limit, too many messages, invalid range, older than the window).", func(f marketdata.FeedStats) uint64 { return f.Recovery.RetransmitsRejected }),
 		counter("fixvenue_md_snapshots_total", "Book snapshots served.", func(f marketdata.FeedStats) uint64 { return f.Recovery.Snapshots }),
 		counter("fixvenue_md_snapshots_rejected_total", "Book snapshot requests refused (rate limit, unknown instrument, too large).", func(f marketdata.FeedStats) uint64 { return f.Recovery.SnapshotsRejected }),
+		counter("fixvenue_md_recovery_accept_errors_total", "Accepts of the recovery listener that failed (out of file descriptors or the like), each tried again after a pause.",
+			func(f marketdata.FeedStats) uint64 { return f.Recovery.AcceptErrors }),
 		counter("fixvenue_md_recovery_protocol_errors_total", "Recovery connections closed for a malformed request.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ProtocolErrors }),
 	)
 }
