@@ -221,6 +221,7 @@ func writeClusterConfigs(t *testing.T, extra func(i int) string, cod bool) *clus
 // every node's [cluster] table and, when set, marketData(i) as node i's
 // [marketdata] table (else market data is off).
 func writeClusterConfigsWith(t *testing.T, extra func(i int) string, cod bool, clusterKeys string, marketData func(i int) string) *clusterHarness {
+	skipUnderRace(t)
 	h := &clusterHarness{t: t, links: map[[2]int]*linkProxy{}, stop: make(chan struct{})}
 	dir := t.TempDir()
 	var raft [3]string

@@ -63,6 +63,7 @@ type crashClient struct {
 // clients saw acknowledged is there, that nothing unsent was invented, and
 // that sequence numbers continue (never a silent reset to 1).
 func TestCrashKill9(t *testing.T) {
+	skipUnderRace(t)
 	cycles, seed := cyclesAndSeed(t, "FIXVENUE_CRASH")
 	rng := rand.New(rand.NewSource(seed))
 	dir := t.TempDir()

@@ -92,17 +92,26 @@ func logOn(t *testing.T, addr, sender string) *fixclient.Client {
 	return c
 }
 
+// skipUnderRace skips, in the race detector's pass, a test whose subject
+// runs only in child processes: three cluster nodes, a kill loop. The
+// detector instruments this test process, not the venues (TestMain builds
+// them without it), so that pass re-ran minutes of such tests and checked
+// only their harness, which the plain pass runs as well.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("its venues are child processes, which the race detector does not instrument: the pass without it runs this test")
+	}
+}
+
 // cyclesAndSeed gives a crash test its count of kill cycles (20, 3 with
-// -short, 5 under the race detector, or $PREFIX_CYCLES) and its random seed (the clock, or
+// -short, or $PREFIX_CYCLES) and its random seed (the clock, or
 // $PREFIX_SEED to replay a run), and logs both.
 func cyclesAndSeed(t *testing.T, prefix string) (cycles int, seed int64) {
 	t.Helper()
 	cycles = 20
-	switch {
-	case testing.Short():
+	if testing.Short() {
 		cycles = 3
-	case raceEnabled:
-		cycles = 5
 	}
 	if v := os.Getenv(prefix + "_CYCLES"); v != "" {
 		cycles, _ = strconv.Atoi(v)

@@ -2,8 +2,6 @@
 
 package main
 
-// raceEnabled shortens the kill loops under the race detector
-// (cyclesAndSeed): it instruments this test process, not the venues the
-// tests run as child processes, so more cycles there check nothing the
-// pass without it did not.
+// raceEnabled skips, under the race detector, the tests whose subject runs
+// only in child processes (skipUnderRace).
 const raceEnabled = true
