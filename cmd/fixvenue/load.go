@@ -56,6 +56,12 @@ func cmdLoad(args []string) int {
 	if exit, done := parseFlags(fs, args, os.Stdout, os.Stderr); done {
 		return exit
 	}
+	if !*ramp && (flagSet(fs, "ramp-step") || flagSet(fs, "ramp-max")) {
+		// A single run at --rate would have ignored them: the operator
+		// meant a ramp and would read one run's verdict as the ramp's.
+		fmt.Fprintln(os.Stderr, "fixvenue load: --ramp-step and --ramp-max step a --ramp: give --ramp, or leave them out for one run at --rate")
+		return 2
+	}
 	m, err := loadmix.Parse(*mix)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fixvenue load:", err)

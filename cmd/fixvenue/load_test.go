@@ -57,6 +57,8 @@ func TestLoadExitStatuses(t *testing.T) {
 		{[]string{"--price", "1.00", "--spread", "2.00"}, `spread "2.00" must be positive and below the price "1.00"`},
 		{[]string{"--rate", "900000", "--duration", "60s"}, "orders in the run, more than 33554432"},
 		{[]string{"--ramp", "--rate", "100", "--ramp-max", "50"}, "a ramp needs a positive start rate, step and p99 bound, and a maximum at or above the start"},
+		{[]string{"--rate", "100", "--ramp-max", "500"}, "--ramp-step and --ramp-max step a --ramp"},
+		{[]string{"--ramp-step", "100"}, "--ramp-step and --ramp-max step a --ramp"},
 		// The ramp's last step is beyond the bound: refused before the first runs.
 		{[]string{"--ramp", "--rate", "100000", "--ramp-step", "100000", "--ramp-max", "1000000", "--duration", "60s"},
 			"ramp step 1000000/s: loadgen: 62000000 orders in the run, more than 33554432"},
