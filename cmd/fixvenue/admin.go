@@ -515,17 +515,7 @@ func (c *adminClient) run(sub string, args []string) int {
 // 1) or, for an option it would read as 0, as a value out of range. A
 // number given, 0 included, is the venue's to judge, as any value is.
 func (c *adminClient) require(cmd string, names ...string) bool {
-	given := map[string]bool{}
-	c.fs.Visit(func(f *flag.Flag) {
-		// An empty string is what the API reads when the name is left
-		// out: a blank --reason "$REASON" is no reason.
-		if g, ok := f.Value.(flag.Getter); ok {
-			if s, isString := g.Get().(string); isString && strings.TrimSpace(s) == "" {
-				return
-			}
-		}
-		given[f.Name] = true
-	})
+	given := c.given()
 	var missing []string
 	for _, n := range names {
 		if !given[n] {
@@ -539,23 +529,39 @@ func (c *adminClient) require(cmd string, names ...string) bool {
 	if len(missing) > 1 {
 		what = "options " + strings.Join(missing, ", ") + " are"
 	}
-	fmt.Fprintf(c.errOut, "%s %s: %s required: nothing was sent\n", c.prog, cmd, what)
-	c.fs.SetOutput(c.errOut)
-	c.fs.Usage()
-	return false
+	return c.missing(cmd, what)
 }
 
 // requireOne is require for options of which the command needs one at
 // least (cancel's filters, a risk call's subject).
 func (c *adminClient) requireOne(cmd string, names ...string) bool {
-	given := false
-	c.fs.Visit(func(f *flag.Flag) {
-		given = given || (slices.Contains(names, f.Name) && strings.TrimSpace(f.Value.String()) != "")
-	})
-	if given {
+	given := c.given()
+	if slices.ContainsFunc(names, func(n string) bool { return given[n] }) {
 		return true
 	}
-	fmt.Fprintf(c.errOut, "%s %s: one of the options --%s is required: nothing was sent\n", c.prog, cmd, strings.Join(names, ", --"))
+	return c.missing(cmd, "one of the options --"+strings.Join(names, ", --")+" is")
+}
+
+// given is the set of options given to the command, a string option only
+// with a value that is not blank: an empty string is what the API reads
+// when the name is left out, so a blank --reason "$REASON" is no reason.
+func (c *adminClient) given() map[string]bool {
+	given := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if s, isString := g.Get().(string); isString && strings.TrimSpace(s) == "" {
+				return
+			}
+		}
+		given[f.Name] = true
+	})
+	return given
+}
+
+// missing says that what ("option --x is") is required by the command, with
+// its usage, and returns false: nothing is sent.
+func (c *adminClient) missing(cmd, what string) bool {
+	fmt.Fprintf(c.errOut, "%s %s: %s required: nothing was sent\n", c.prog, cmd, what)
 	c.fs.SetOutput(c.errOut)
 	c.fs.Usage()
 	return false
