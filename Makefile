@@ -26,10 +26,10 @@ build:
 run: build
 	./$(BIN) serve
 
-# vet, then every test once, then the concurrent packages again under the race detector.
+# vet, then every test once and, side by side with it, the concurrent packages again under the
+# race detector (scripts/test.sh; TESTPASSES=serial runs one pass after the other).
 test: vet
-	$(GO) test -count=1 -timeout $(TESTTIMEOUT) $(PKGS)
-	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -race $(RACE_PKGS)
+	@GO="$(GO)" TESTTIMEOUT="$(TESTTIMEOUT)" PKGS="$(PKGS)" RACE_PKGS="$(RACE_PKGS)" ./scripts/test.sh
 
 test-short: vet
 	$(GO) test -count=1 -timeout $(TESTTIMEOUT) -short $(PKGS)
