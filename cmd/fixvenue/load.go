@@ -192,9 +192,15 @@ func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
 			return 1
 		}
 	}
-	if o.json {
+	// A ramp that a step's error stopped shows the steps it ran, and exits
+	// 1: the rate it held is the highest below the stop, not the venue's.
+	switch {
+	case o.json:
 		printJSON(os.Stdout, rr)
-	} else {
+	case err != nil:
+		fmt.Fprintf(os.Stdout, "ramp: stopped by the error above at step %d; highest rate held before it with p99 ≤ %s and nothing lost: %.0f orders/s\n",
+			len(rr.Steps)+1, hdrplot.FormatUs(rr.P99MaxUs), rr.HeldRate)
+	default:
 		fmt.Fprintf(os.Stdout, "ramp: highest rate held with p99 ≤ %s and nothing lost: %.0f orders/s\n", hdrplot.FormatUs(rr.P99MaxUs), rr.HeldRate)
 	}
 	if o.svg != "" {
@@ -206,6 +212,9 @@ func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
 			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 			return 1
 		}
+	}
+	if err != nil {
+		return 1
 	}
 	return 0
 }

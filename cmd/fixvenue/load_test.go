@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"net"
 	"os/exec"
@@ -81,5 +82,39 @@ func TestLoadExitStatuses(t *testing.T) {
 	code, out, errs := runCLI(t, "", nil, "load", "--addr", ln.Addr().String(), "--sessions", "1", "--rate", "10", "--duration", "100ms", "--warmup", "0s", "--quiet")
 	if code != 1 || !strings.Contains(errs, "connection refused") {
 		t.Errorf("load with no venue: exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
+
+// TestLoadRampStoppedByAnErrorExits1: a ramp whose next step cannot run
+// (the venue stopped after its first) shows the step it ran, says the
+// ramp stopped, and exits 1 (a failure at run time): it exited 0 with the
+// rate held below the stop read as the venue's.
+func TestLoadRampStoppedByAnErrorExits1(t *testing.T) {
+	t.Parallel()
+	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n"))
+	cmd := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--ramp", "--rate", "20", "--ramp-step", "20",
+		"--ramp-max", "60", "--duration", "300ms", "--warmup", "0s", "--p99-max", "1m", "--quiet")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "step     20 orders/s") {
+			v.stop(t)
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "step     20 orders/s held") ||
+		!strings.Contains(out.String(), "ramp: stopped by the error above at step 2") || !strings.Contains(stderr.String(), "ramp step 40/s") {
+		t.Fatalf("a ramp whose second step found the venue gone: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
 	}
 }
