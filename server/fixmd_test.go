@@ -339,3 +339,27 @@ func TestFIXMarketDataByOrderIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMarketDataRequestWithMarketDataOff: at a venue whose market data is
+// off, a MarketDataRequest gets a MarketDataRequestReject naming its
+// MDReqID and saying why, which a client's market data code waits for; it
+// got a BusinessMessageReject (380=3, a type the venue does not take).
+func TestMarketDataRequestWithMarketDataOff(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	if err := c.Send("V", fixclient.F(262, "off1"), fixclient.F(263, "1"), fixclient.F(264, "5"),
+		fixclient.F(267, "1"), fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	y, err := c.Expect(readWait, "Y", map[int]string{262: "off1", 58: "market data is not served by this venue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.Get(281) != "" {
+		t.Fatalf("MDReqRejReason %s: FIX 4.4 has no reason for market data that is off: %s", y.Get(281), y)
+	}
+	// The session goes on.
+	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00", tif: "0"})
+	expectER(t, c, map[int]string{11: "after", 150: "0"})
+}

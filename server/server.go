@@ -872,6 +872,8 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	if s.fixmd != nil {
 		s.fixmd.Attach(gw)
 		gw.Handle("V", s.fixmd.Handle)
+	} else {
+		gw.Handle("V", fixmd.Off(gw))
 	}
 	if r := s.opts.Replica; r != nil && r.FIX != nil {
 		// A cluster's new leader takes the acceptor its follower started

@@ -77,7 +77,8 @@
 // instruments; Run sends the refreshes on its own goroutine, and answers go
 // through the gateway's paced per-session sender (Sender). The gateway calls
 // Handle for each V (gateway.Gateway.Handle) and SessionEnded when a session
-// ends, which drops its subscriptions.
+// ends, which drops its subscriptions. A venue whose market data is off
+// registers Off instead, which refuses each V with a Y naming its MDReqID.
 //
 // # Slow readers
 //

@@ -237,6 +237,23 @@ func rejectMsg(reqID string, reason mdReqRejReason, text string) *quickfix.Messa
 	return m
 }
 
+// offText is the Text of Off's MarketDataRequestReject.
+const offText = "market data is not served by this venue"
+
+// Off is the gateway's handler for MarketDataRequest (V) at a venue whose
+// market data is off: each request gets a MarketDataRequestReject naming
+// its MDReqID, with Text and no MDReqRejReason (FIX 4.4 has none for a
+// service that is off), where the gateway answered a type it does not
+// take (BusinessMessageReject, 380=3) and a client's market data code saw
+// no answer to its request.
+func Off(out Sender) func(idx uint16, req *quickfix.Message) quickfix.MessageRejectError {
+	return func(idx uint16, req *quickfix.Message) quickfix.MessageRejectError {
+		reqID, _ := req.Body.GetString(tag.MDReqID)
+		out.Send(idx, rejectMsg(reqID, "", offText))
+		return nil
+	}
+}
+
 // Handle is the gateway's handler for MarketDataRequest (V)
 // (gateway.ExtraHandler).
 func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageRejectError {
