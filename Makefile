@@ -1,13 +1,15 @@
 # fixvenue — the two commands a new machine needs are `make run` and `make test`.
 GO        ?= go
 BIN       := bin/fixvenue
-PKGS      := ./...
+# PKGS and RACE_PKGS name the longest test binaries first: go test starts them in the order given
+# (two at a time), so listed in place they started late and ran alone at the end.
+PKGS      := ./cmd/fixvenue ./server ./...
 # Packages with goroutines, rings or sockets run under the race detector. The matcher (core)
 # and core/decimal are single-threaded, code and tests: under the detector their property
 # tests ran ten times as long (about 300 s of a CI run) and could find no race. In cmd/fixvenue
 # the tests whose venues are child processes only (three-node clusters, kill loops) skip
 # themselves in this pass (skipUnderRace): the detector instruments the test process alone.
-RACE_PKGS := ./core/ring/... ./core/pipeline/... ./journal/... ./cluster/... ./gateway/... ./marketdata/... ./fixtests/... ./cmd/... ./server/... ./bench/... ./ops/... ./console/... ./latency/...
+RACE_PKGS := ./server/... ./cmd/... ./core/ring/... ./core/pipeline/... ./journal/... ./cluster/... ./gateway/... ./marketdata/... ./fixtests/... ./bench/... ./ops/... ./console/... ./latency/...
 FUZZTIME  ?= 2m
 FUZZMINIMIZETIME ?= 5s
 BENCHCOUNT ?= 6
