@@ -157,6 +157,13 @@ func (o *Ops) endDay(day string) {
 	o.endDayLocked(day)
 }
 
+// setEndingDay sets endingDay ("" once its end of day is answered).
+func (o *Ops) setEndingDay(day string) {
+	o.stateMu.Lock()
+	o.endingDay = day
+	o.stateMu.Unlock()
+}
+
 // endDayLocked is endDay with stateMu held.
 func (o *Ops) endDayLocked(day string) {
 	if o.endedDay != "" && !schedule.DayAfter(day, o.endedDay) {
@@ -757,7 +764,8 @@ func (o *Ops) writeScheduleStateErr() error {
 
 // endedDayRecorded says why the last trading day whose end of day ran is
 // not in schedule.state (nil: it is, or none ended), having tried to write
-// it again. A snapshot is taken only once it is: a start from a snapshot
+// it again, or why it may not be: an end of day is published and not yet
+// answered or settled, which the matcher may have applied already. A snapshot is taken only once it is: a start from a snapshot
 // after that end of day replays no end of day (Config.EndOfDayNs), and
 // with the record behind, it would take the day as still open and run its
 // end of day again, expiring the DAY orders entered since. Without the
@@ -767,6 +775,16 @@ func (o *Ops) writeScheduleStateErr() error {
 func (o *Ops) endedDayRecorded() error {
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
+	// An end of day published and not yet recorded as ran: the matcher may
+	// have applied it, and the day is not in the record yet.
+	if o.endingDay != "" {
+		return fmt.Errorf("the end of day of %s is published and not yet answered, so not yet in %s", o.endingDay, o.statePath())
+	}
+	for _, a := range o.awaited {
+		if a.day != "" {
+			return fmt.Errorf("%s (its call timed out) is not yet durable and applied, so not yet in %s", a.what(), o.statePath())
+		}
+	}
 	if o.endedDay == "" || o.endedDay == o.endedDayWritten {
 		return nil
 	}

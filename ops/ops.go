@@ -208,7 +208,11 @@ type Ops struct {
 	// endedDayWritten is endedDay as schedule.state last had it (read or
 	// written): a snapshot waits until they agree (endedDayRecorded).
 	endedDayWritten string
-	groupsRun       map[string]GroupRun // scheduleState.Groups
+	// endingDay is the trading day of an end of day published and not yet
+	// answered (endOfDay): the matcher may have applied it, so a snapshot
+	// taken now may hold it while endedDay does not (endedDayRecorded).
+	endingDay string
+	groupsRun map[string]GroupRun // scheduleState.Groups
 	// awaited are the end of days published whose call timed out (a
 	// journal slower than admin.call_timeout), with the trading day each
 	// ends: once durable and applied they are recorded as a call answered
@@ -773,6 +777,7 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	if ended, _ := o.dayEnded(day); day != "" && ended {
 		return Result{}, rep, fmt.Errorf("%w: %s", errDayEnded, day)
 	}
+	o.setEndingDay(day)
 	r, late, err := o.doLate(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
 	if errors.Is(err, ErrTimeout) {
@@ -781,11 +786,14 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 		// archive follow (archiveAwaited).
 		o.awaitEndOfDay(r.Seq, day, late)
 	}
-	if err != nil || r.Reason != venue.RejectReasonNone {
-		return r, rep, err
-	}
-	if day != "" {
+	done := err == nil && r.Reason == venue.RejectReasonNone
+	if done && day != "" {
 		o.endDay(day)
+	}
+	// Awaited or ended (or refused): a snapshot goes by the record from here.
+	o.setEndingDay("")
+	if !done {
+		return r, rep, err
 	}
 	o.snapshotAndArchive(&rep)
 	return r, rep, nil

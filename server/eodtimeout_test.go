@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -435,4 +436,52 @@ func TestScheduledCommandThatTimesOutIsCounted(t *testing.T) {
 			t.Errorf("%s is %s after the close, want Closed", sym, in.Status)
 		}
 	}
+}
+
+// TestPeriodicSnapshotWaitsForAnEndOfDayInFlight: while an operator's end
+// of day is published and not yet answered (here, held by the journal's
+// sync past its call's timeout) the periodic snapshot is held back, as it
+// is once the day's end is not in schedule.state: the matcher may apply
+// the end of day before the snapshot, and until the record names the day
+// a start from that snapshot would not know the day ended. The snapshot
+// was published in that window, at the seq after the end of day's.
+func TestPeriodicSnapshotWaitsForAnEndOfDayInFlight(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	dayStart, _, now := inTheOpen(t, dir)
+	cfg := tradingDayVenueConfig(t, dir)
+	cfg.Journal.SnapshotInterval.Duration = config.SnapshotIntervalMin
+	logs := new(lockedbuf.Buffer)
+	s, hold := startHeld(t, cfg, Options{Now: now, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	restDayOrder(t, s, "before")
+	unblock := blockWrite(t, dir, ops.ScheduleStateFile)
+	hold.on.Store(true)
+	eod := endOfDayTimesOut(t, s, "closing early", false)
+	waitUntil(t, "the periodic snapshot held back while the end of day is in flight", func() bool {
+		return strings.Contains(logs.String(), "periodic snapshot held back")
+	})
+	hold.on.Store(false)
+	hold.release()
+	waitUntil(t, "the end of day durable and applied", func() bool {
+		return strings.Contains(logs.String(), "end of day whose call timed out is durable and applied")
+	})
+	// A DAY order of the day after its end: a restart that ran the end of
+	// day again would expire it.
+	restDayOrder(t, s, "after")
+	s.Close()
+	unblock()
+	snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range snaps {
+		if f.Seq > uint64(eod) {
+			t.Errorf("snapshot %d after the end of day (seq %d) whose day schedule.state does not hold", f.Seq, eod)
+		}
+	}
+	wantDayOrderRestsAfterRestart(t, dir, dayStart)
+	wantOneEndOfDay(t, dir)
 }
