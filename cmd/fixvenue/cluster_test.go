@@ -34,6 +34,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/internal/testports"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -193,11 +194,11 @@ type clusterHarness struct {
 }
 
 // freeAddrs reserves n distinct loopback addresses outside the ephemeral
-// range (ports_test.go): all are held open together, so that none is
+// range (internal/testports): all are held open together, so that none is
 // handed out twice, until release, after which the nodes bind them.
 func freeAddrs(t *testing.T, n int) (addrs []string, release func()) {
 	t.Helper()
-	ports, release := reservePorts(t, "tcp", n)
+	ports, release := testports.Reserve(t, "tcp", n)
 	for _, p := range ports {
 		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/natstest"
+	"github.com/fixvenue/fixvenue/internal/testports"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -935,7 +936,7 @@ func TestEventsTailSaysWhatTheStreamNoLongerHolds(t *testing.T) {
 // orders outlive their session's connection.
 func exportVenueWithNATSAt(t *testing.T, dir string) (cfgPath, natsAddr string) {
 	t.Helper()
-	ports, release := reservePorts(t, "tcp", 1)
+	ports, release := testports.Reserve(t, "tcp", 1)
 	natsAddr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	cfgPath = writeVenueConfig(t, dir, "%s", strings.Replace(exportTOML, `embedded_addr = "127.0.0.1:0"`, fmt.Sprintf("embedded_addr = %q", natsAddr), 1)+
 		"[session_defaults]\ncancel_on_disconnect = false\n")

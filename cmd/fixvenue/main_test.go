@@ -25,7 +25,7 @@ var binPath string
 // The tests of one venue and its tools run in parallel (t.Parallel): they
 // spend their time waiting (for a start, a feed, a stream), and each runs
 // its own processes on its own directories, on ports of the system's
-// choosing or reserved for it alone (ports_test.go). The cluster and crash
+// choosing or reserved for it alone (internal/testports). The cluster and crash
 // tests stay sequential: their kills, elections and loads are timed
 // against a machine they have to themselves.
 

@@ -15,10 +15,11 @@ import (
 	"github.com/fixvenue/fixvenue/internal/conftest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/testports"
 )
 
 // freeUDPPort and freeTCPPort return a loopback port free a moment ago and
-// outside the ephemeral range (ports_test.go), for the addresses a test
+// outside the ephemeral range (internal/testports), for the addresses a test
 // must know before the venue starts.
 func freeUDPPort(t *testing.T) int { return freePort(t, "udp") }
 
@@ -35,7 +36,7 @@ func freeTCPPort(t *testing.T) int { return freePort(t, "tcp") }
 
 func freePort(t *testing.T, network string) int {
 	t.Helper()
-	ports, release := reservePorts(t, network, 1)
+	ports, release := testports.Reserve(t, network, 1)
 	release()
 	return ports[0]
 }

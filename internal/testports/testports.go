@@ -1,4 +1,4 @@
-package main
+package testports
 
 import (
 	"fmt"
@@ -12,21 +12,7 @@ import (
 	"testing"
 )
 
-// The addresses a test writes into a venue's configuration before the venue
-// binds them (a cluster's Raft, FIX and status addresses, the market data
-// feed and recovery addresses) are bound again when the test restarts a
-// killed node. Between the kill and the restart the port is free, and the
-// kernel may hand it to any outgoing connection on the machine (a node
-// redialling its peers, a link proxy, another test) as its ephemeral source
-// port; the restarted node's bind then fails with "address already in
-// use". SO_REUSEADDR, which Go sets on every listener, only lets a bind
-// share the port with sockets in TIME_WAIT or that set it too, not with
-// such a connection. So these ports come from outside the ephemeral range
-// (net.ipv4.ip_local_port_range), which the kernel never picks by itself;
-// each is checked by binding it, and the test holds all of them until
-// release so that none is handed out twice.
-
-// handedOut holds every port reservePorts returned in this test binary: a
+// handedOut holds every port Reserve returned in this test binary: a
 // port released to a venue stays free while that venue is down, and must
 // not be given to another address meanwhile.
 var handedOut = struct {
@@ -34,9 +20,9 @@ var handedOut = struct {
 	ports map[int]bool
 }{ports: map[int]bool{}}
 
-// reservePorts returns n distinct loopback ports of network ("tcp" or
-// "udp"), none returned before in this binary, bound until release.
-func reservePorts(t *testing.T, network string, n int) (ports []int, release func()) {
+// Reserve returns n distinct loopback ports of network ("tcp" or "udp"),
+// none returned before in this binary, bound until release.
+func Reserve(t testing.TB, network string, n int) (ports []int, release func()) {
 	t.Helper()
 	var held []io.Closer
 	release = func() {
