@@ -410,7 +410,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 				c.mismatches.Add(1)
 				c.log.Error("cluster: ALERT: this replica diverged from the leader and stopped applying; inspect it, then replace its journal with a copy of a healthy replica's", "err", err)
 			}
-			c.failed <- err
+			c.fail(err)
 		}
 	}()
 	c.fix.waitLive()
@@ -709,7 +709,7 @@ func (c *ClusterNode) serve(next uint64) {
 	// transitions after the old leader's last one.
 	if c.cfg.Schedule.Enabled {
 		if err := c.schedule.save(c.cfg.Venue.DataDir, c.cfg.Schedule); err != nil {
-			c.failed <- fmt.Errorf("cluster: the schedule's progress: %w", err)
+			c.fail(fmt.Errorf("cluster: the schedule's progress: %w", err))
 			return
 		}
 	}
@@ -742,7 +742,7 @@ func (c *ClusterNode) serve(next uint64) {
 		err = srv.Start()
 	}
 	if err != nil {
-		c.failed <- fmt.Errorf("cluster: starting to lead: %w", err)
+		c.fail(fmt.Errorf("cluster: starting to lead: %w", err))
 		return
 	}
 	// Where a promotion's time goes (docs/benchmarks.md, "failover"): the
@@ -779,9 +779,18 @@ func (c *ClusterNode) leaderHalted(err error) {
 	if errors.Is(err, cluster.ErrLostLeadership) {
 		return
 	}
+	c.fail(fmt.Errorf("cluster: the venue halted while this node led, so it leaves the cluster to the others: %w", err))
+}
+
+// fail reports a fail-stop error (Failed) without blocking: the first one
+// is what the owner acts on (its process exits), a later one is only
+// logged. A blocked report would hold its goroutine for good, the
+// promotion's (serve) among them, while nobody may read Failed.
+func (c *ClusterNode) fail(err error) {
 	select {
-	case c.failed <- fmt.Errorf("cluster: the venue halted while this node led, so it leaves the cluster to the others: %w", err):
-	default: // a failure is already being reported
+	case c.failed <- err:
+	default:
+		c.log.Error("cluster: a further failure while the first is reported", "err", err)
 	}
 }
 

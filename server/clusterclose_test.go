@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/internal/testports"
+)
+
+// TestClusterNodeWhosePromotionFailsBesideAnotherFailureCloses: a node
+// whose start as leader fails while an earlier failure is still unread on
+// Failed (its owner closing it, say) logs the second, and the promotion
+// returns. Its report was a send on Failed's channel, which holds one:
+// serve stayed blocked for good. The venue's start fails here as its metrics address
+// is taken; the promotion is held before it begins (the runner's log of
+// the leadership) while each node's earlier failure is reported.
+func TestClusterNodeWhosePromotionFailsBesideAnotherFailureCloses(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	pause := newPromotionPause("cluster: leading")
+	nodes := startInProcessCluster(t, pause, func(_ int, cfg *config.Config) { cfg.Metrics.Addr = taken.Addr().String() })
+	var leader int
+	select {
+	case leader = <-pause.reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no node started to lead within 30 s")
+	}
+	earlier := errors.New("an earlier failure, not read yet")
+	for i, n := range nodes {
+		select {
+		case n.failed <- earlier:
+		default:
+			t.Fatalf("node %d failed before its promotion: %v", i+1, <-n.failed)
+		}
+	}
+	pause.free()
+	c := nodes[leader]
+	select {
+	case <-c.served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the promotion whose start failed did not return within 30 s: its failure's report is blocked")
+	}
+	if err := <-c.Failed(); err != earlier {
+		t.Fatalf("Failed delivered %v, want the earlier failure", err)
+	}
+	if srv := c.Server(); srv != nil {
+		t.Fatalf("a venue is set though its start failed: %v", srv.FIXAddr())
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	nodes[leader] = nil
+	select {
+	case <-closed:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Close did not return within 60 s")
+	}
+}
+
+// promotionPause holds each node's logging of msg until free, and says
+// which node reached it first.
+type promotionPause struct {
+	msg     string
+	reached chan int
+	release chan struct{}
+	once    sync.Once
+}
+
+func newPromotionPause(msg string) *promotionPause {
+	return &promotionPause{msg: msg, reached: make(chan int, 1), release: make(chan struct{})}
+}
+
+func (p *promotionPause) free() { p.once.Do(func() { close(p.release) }) }
+
+// pauseHandler is node's log handler: it waits at the pause's message.
+type pauseHandler struct {
+	slog.Handler
+	node  int
+	pause *promotionPause
+}
+
+func (h pauseHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.pause.msg {
+		select {
+		case h.pause.reached <- h.node:
+		default:
+		}
+		<-h.pause.release
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h pauseHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return pauseHandler{h.Handler.WithAttrs(attrs), h.node, h.pause}
+}
+
+func (h pauseHandler) WithGroup(name string) slog.Handler {
+	return pauseHandler{h.Handler.WithGroup(name), h.node, h.pause}
+}
+
+// startInProcessCluster starts three cluster nodes in this process on
+// loopback ports it reserved, each logging through a pauseHandler, and
+// closes in t.Cleanup those whose slot is still set; configure, when set,
+// changes node i's configuration first. QuickFIX/Go registers every
+// session in one registry per process and refuses a second of the same
+// ID, so each node's sessions carry a SenderSubID of their own (a
+// qualifier would do, but QuickFIX/Go's Acceptor.Stop leaves a qualified
+// session in the registry): it is no part of the terms the nodes compare,
+// and it changes nothing of the sessions but their IDs (no FIX client logs
+// on to these nodes).
+func startInProcessCluster(t *testing.T, pause *promotionPause, configure func(i int, cfg *config.Config)) []*ClusterNode {
+	t.Helper()
+	// Reserved outside the ephemeral range: the nodes of the tests beside
+	// this one dial their peers from ports the system chooses.
+	ports, release := testports.Reserve(t, "tcp", 9)
+	release()
+	addrs := make([]string, len(ports))
+	for i, p := range ports {
+		addrs[i] = "127.0.0.1:" + strconv.Itoa(p)
+	}
+	var peers strings.Builder
+	for j := range 3 {
+		fmt.Fprintf(&peers, "[[cluster.peer]]\nid = %d\nraft_addr = %q\nfix_addr = %q\nstatus_addr = %q\n\n",
+			j+1, addrs[3*j], addrs[3*j+1], addrs[3*j+2])
+	}
+	nodes := make([]*ClusterNode, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		cfg := testConfig(t, t.TempDir(), fmt.Sprintf("[cluster]\ncluster_id = 4242\nnode_id = %d\nheartbeat = \"50ms\"\nelection = \"500ms\"\n%s",
+			i+1, peers.String()))
+		cfg.SessionDefaults.QuickFIX["SenderSubID"] = fmt.Sprintf("N%d", i+1)
+		if configure != nil {
+			configure(i, cfg)
+		}
+		opts := Options{Logger: slog.New(pauseHandler{testLogger(t).Handler(), i, pause})}
+		// Together: each waits about a second for its FIX sessions to run.
+		wg.Go(func() { nodes[i], errs[i] = StartCluster(cfg, opts) })
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		var wg sync.WaitGroup
+		for _, n := range nodes {
+			if n != nil {
+				wg.Go(func() { n.Close() })
+			}
+		}
+		wg.Wait()
+	})
+	// Registered after the nodes' Close, so run before it: a Close must
+	// not wait for a promotion held here.
+	t.Cleanup(pause.free)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+	return nodes
+}
