@@ -203,7 +203,7 @@ type ClusterNode struct {
 
 	mu      sync.Mutex
 	srv     *Server
-	served  chan struct{} // closed when serve returns (the venue started, or failed to)
+	served  chan struct{} // closed when serve returns (the venue started, or failed to, or Close came first)
 	deposed chan struct{}
 	// leaderChanged receives (without blocking: one pending is enough)
 	// each time the node learns of a leader (onLeader).
@@ -703,6 +703,13 @@ func (c *ClusterNode) recordTerms(uint64) {
 // serve turns this node into the venue.
 func (c *ClusterNode) serve(next uint64) {
 	defer close(c.served)
+	select {
+	case <-c.stop:
+		// Led only once Close began: a venue started now would be left
+		// serving. The follower's parts, which no venue took, are Close's.
+		return
+	default:
+	}
 	c.gate.Close()
 	// The runner no longer applies commands: the progress is final. Saved
 	// before the schedule reads it (ops.Start), so that it runs only the
@@ -785,7 +792,8 @@ func (c *ClusterNode) leaderHalted(err error) {
 // fail reports a fail-stop error (Failed) without blocking: the first one
 // is what the owner acts on (its process exits), a later one is only
 // logged. A blocked report would hold its goroutine for good, the
-// promotion's (serve) among them, while nobody may read Failed.
+// promotion's (serve) among them, while nobody may read Failed; Close
+// waits for that one (awaitPromotion).
 func (c *ClusterNode) fail(err error) {
 	select {
 	case c.failed <- err:
@@ -1072,16 +1080,33 @@ func (c *ClusterNode) registerMetrics() {
 	)
 }
 
-// Close stops the venue (if leading), the node and its listeners.
+// promotionWait bounds how long Close waits for a promotion in progress
+// (serve) to finish: the venue is built and started in milliseconds; a
+// start that hangs must not hold the process's exit for ever.
+const promotionWait = 30 * time.Second
+
+// Close stops the venue (if leading), the node and its listeners. A node
+// closed while it starts to lead waits for the venue it is starting
+// (awaitPromotion) and closes it too, where it returned first and left
+// that venue serving (its FIX listener, pipeline and admin API); the wait
+// comes before the runner stops, as the venue's start and close may
+// propose through it.
 func (c *ClusterNode) Close() error {
 	var errs []error
+	close(c.stop) // from here on a promotion starts nothing (serve)
+	settled := c.awaitPromotion()
 	if srv := c.Server(); srv != nil {
 		errs = append(errs, srv.Close())
 	}
-	close(c.stop)
 	c.runner.Stop()
-	if c.Server() == nil {
-		c.closeFeed() // a follower's standby feed; a leader's server closed it
+	// The runner may have promoted the node between the wait and its
+	// stop: that serve found c.stop closed and returned at once.
+	settled = settled && c.awaitPromotion()
+	if settled && c.Server() == nil {
+		// A follower's standby feed and FIX sessions, or those of a
+		// promotion that started no venue; a leader's server closed them,
+		// and a promotion still running holds them.
+		c.closeFeed()
 		errs = append(errs, c.fix.close())
 	}
 	c.gate.Close()
@@ -1098,6 +1123,25 @@ func (c *ClusterNode) Close() error {
 	errs = append(errs, c.node.Close())
 	c.dirLock.release()
 	return errors.Join(errs...)
+}
+
+// awaitPromotion waits, when the node has started to lead, until serve
+// returned, at most promotionWait; false when it did not.
+func (c *ClusterNode) awaitPromotion() bool {
+	if !c.leading.Load() {
+		return true
+	}
+	t := time.NewTimer(promotionWait)
+	defer t.Stop()
+	select {
+	case <-c.served:
+		return true
+	case <-t.C:
+		c.log.Error("cluster: closed while starting to lead, and the promotion did not return within the wait: "+
+			"the venue it starts is left running (its FIX listener and sessions, pipeline, admin API and market data feed)",
+			"wait", promotionWait.String())
+		return false
+	}
 }
 
 // The sockets a node hands to the process that replaces it

@@ -16,13 +16,80 @@ import (
 	"github.com/fixvenue/fixvenue/internal/testports"
 )
 
+// TestClusterNodeClosedWhilePromotedClosesItsVenue: a node closed while it
+// starts to lead closes the venue that promotion starts. Close used to
+// close the follower's parts and return while serve was still building
+// the venue; serve then set it as the node's server, which nothing closed:
+// its FIX listener kept accepting after Close returned. The promotion is
+// held after the venue started and before the node took it as its
+// server, at the log line between the two, until Close has begun.
+func TestClusterNodeClosedWhilePromotedClosesItsVenue(t *testing.T) {
+	t.Parallel()
+	pause := newPromotionPause(promotedMsg)
+	nodes := startInProcessCluster(t, pause, nil)
+
+	var leader int
+	select {
+	case leader = <-pause.reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no node started to lead within 30 s")
+	}
+	c := nodes[leader]
+	fixAddr := c.FIXAddr()
+	// The venue started: its FIX edge, not the follower's gate (serve
+	// closed it), accepts at the node's FIX address.
+	conn, err := net.DialTimeout("tcp", fixAddr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("the promoted node's venue does not accept FIX connections at %s: %v", fixAddr, err)
+	}
+	conn.Close()
+
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	nodes[leader] = nil // closed here, not by the cleanup
+	select {
+	case <-c.stop:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not begin within 10 s")
+	}
+	pause.free()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Logf("Close: %v", err) // its parts' errors; the leak is the subject here
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Close did not return within 60 s of the promotion's release")
+	}
+	select {
+	case <-c.served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the promotion still ran 10 s after Close returned")
+	}
+	if conn, err := net.DialTimeout("tcp", fixAddr, 5*time.Second); err == nil {
+		conn.Close()
+		// Closed here so that it does not serve beside the other tests.
+		if srv := c.Server(); srv != nil {
+			done := make(chan struct{})
+			go func() { srv.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		t.Fatalf("Close returned, and the venue the node started to lead with still accepts FIX connections at %s", fixAddr)
+	}
+}
+
 // TestClusterNodeWhosePromotionFailsBesideAnotherFailureCloses: a node
 // whose start as leader fails while an earlier failure is still unread on
 // Failed (its owner closing it, say) logs the second, and the promotion
 // returns. Its report was a send on Failed's channel, which holds one:
-// serve stayed blocked for good. The venue's start fails here as its metrics address
-// is taken; the promotion is held before it begins (the runner's log of
-// the leadership) while each node's earlier failure is reported.
+// serve stayed blocked for good, and Close, which waits for a promotion
+// in progress, would wait with it. The venue's start fails here as its
+// metrics address is taken; the promotion is held before it begins (the
+// runner's log of the leadership) while each node's earlier failure is
+// reported.
 func TestClusterNodeWhosePromotionFailsBesideAnotherFailureCloses(t *testing.T) {
 	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
@@ -68,6 +135,10 @@ func TestClusterNodeWhosePromotionFailsBesideAnotherFailureCloses(t *testing.T) 
 		t.Fatal("Close did not return within 60 s")
 	}
 }
+
+// promotedMsg is what serve logs once the venue started, before the node
+// takes it as its server.
+const promotedMsg = "cluster: venue built on the hot standby"
 
 // promotionPause holds each node's logging of msg until free, and says
 // which node reached it first.
