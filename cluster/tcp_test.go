@@ -329,7 +329,13 @@ func TestTCPClusterFailoverKeepsAcknowledgedCommands(t *testing.T) {
 			t.Fatalf("new leader proposes from seq %d, but seq %d was acknowledged", next, acked)
 		}
 		last, err := proposeOrders(t, l, next, flow, 30)
-		if err != nil {
+		if errors.Is(err, ErrLostLeadership) {
+			// A machine short of CPU (the race detector beside other test
+			// binaries) can hold a leader's heartbeats past an election
+			// timeout (100-200 ms here): a leader deposed by an election is
+			// a failover too, and what it acknowledged must be kept as well.
+			t.Logf("node %d deposed by an election after seq %d was acknowledged: %v", l.id, last, err)
+		} else if err != nil {
 			t.Fatal(err)
 		}
 		acked = last
@@ -341,10 +347,19 @@ func TestTCPClusterFailoverKeepsAcknowledgedCommands(t *testing.T) {
 		}
 		startTCPNode(t, l, 0xFEED, addrs)
 	}
-	l, next := waitLeader(t, nodes)
-	last, err := proposeOrders(t, l, next, flow, 10)
-	if err != nil {
-		t.Fatal(err)
+	var last int64
+	for attempt := 0; ; attempt++ {
+		l, next := waitLeader(t, nodes)
+		if int64(next) <= acked {
+			t.Fatalf("new leader proposes from seq %d, but seq %d was acknowledged", next, acked)
+		}
+		var err error
+		if last, err = proposeOrders(t, l, next, flow, 10); err == nil {
+			break
+		} else if !errors.Is(err, ErrLostLeadership) || attempt == 4 {
+			t.Fatal(err)
+		}
+		acked = last // deposed by an election (above): its acknowledged commands are kept
 	}
 	waitApplied(t, nodes, last)
 	var line string
