@@ -765,7 +765,8 @@ func (o *Ops) writeScheduleStateErr() error {
 // endedDayRecorded says why the last trading day whose end of day ran is
 // not in schedule.state (nil: it is, or none ended), having tried to write
 // it again, or why it may not be: an end of day is published and not yet
-// answered or settled, which the matcher may have applied already. A snapshot is taken only once it is: a start from a snapshot
+// answered or settled, which the matcher may have applied already. A
+// snapshot is taken only once it is: a start from a snapshot
 // after that end of day replays no end of day (Config.EndOfDayNs), and
 // with the record behind, it would take the day as still open and run its
 // end of day again, expiring the DAY orders entered since. Without the
