@@ -571,6 +571,11 @@ func (o *Ops) settleStatusChangesThrough(seq uint64) (r Result, found bool) {
 		o.log.Info("operator command whose call timed out is durable and applied", "seq", a.seq, "action", a.action.Kind.String(),
 			"operator", a.action.Operator, "reason", a.action.Reason, "instrument", a.symbol, "result", res.Reason.String(),
 			"count", res.Count)
+		if res.Reason == venue.RejectReasonInstrumentHalted {
+			// Said here, whichever settles it first: the schedule's retry
+			// or the background settler (recordAwaited).
+			o.warnStaysHalted(a.symbol, a.action.Status)
+		}
 		if a.seq == seq {
 			r, found = res, true
 		}
@@ -1483,13 +1488,14 @@ func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason str
 		// nothing and be counted as refused (InvalidTransition) where the
 		// first was done.
 		var published uint64
+		settled := false // r is the result of a settled change (settleStatusChangesThrough said it stays halted)
 		err := o.retry(func() (err error) {
 			if published != 0 {
 				if err := o.awaitApplied(published, time.Now().Add(transitionRetryWait),
 					fmt.Sprintf("the %s status change of %s published at seq %d", status, in.Symbol, published)); err != nil {
 					return err
 				}
-				r = o.settleStatusChange(published)
+				r, settled = o.settleStatusChange(published), true
 				return nil
 			}
 			var late <-chan Result
@@ -1510,12 +1516,20 @@ func (o *Ops) setGroupStatusLocked(g int, status venue.TradingStatus, reason str
 				return failed // the group's other instruments would fail alike
 			}
 		} else if r.Reason == venue.RejectReasonInstrumentHalted {
-			o.log.Warn("schedule: instrument stays halted until an operator resumes it", "instrument", in.Symbol, "phase", status.String())
+			if !settled {
+				o.warnStaysHalted(in.Symbol, status)
+			}
 		} else if r.Reason != venue.RejectReasonNone && r.Reason != venue.RejectReasonInvalidTransition {
 			o.log.Warn("schedule: status change refused", "instrument", in.Symbol, "reason", r.Reason.String())
 		}
 	}
 	return failed
+}
+
+// warnStaysHalted says that the schedule's phase change left symbol
+// halted (InstrumentHalted).
+func (o *Ops) warnStaysHalted(symbol string, phase venue.TradingStatus) {
+	o.log.Warn("schedule: instrument stays halted until an operator resumes it", "instrument", symbol, "phase", phase.String())
 }
 
 // setPhase records group g's status as set by a phase change (phaseMu

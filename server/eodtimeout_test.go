@@ -485,3 +485,42 @@ func TestPeriodicSnapshotWaitsForAnEndOfDayInFlight(t *testing.T) {
 	wantDayOrderRestsAfterRestart(t, dir, dayStart)
 	wantOneEndOfDay(t, dir)
 }
+
+// TestScheduledCommandThatTimesOutSaysItStaysHalted: an operator halted
+// ACME in the open; at the close the schedule's command of ACME is held
+// by the journal's sync past the call's timeout, and once the journal has
+// it the matcher refuses it (InstrumentHalted). The log says once that ACME
+// stays halted until an operator resumes it, as for a command answered in
+// time, whichever settles the command first: the schedule's retry or the
+// background settler, which said only its result.
+func TestScheduledCommandThatTimesOutSaysItStaysHalted(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs parts of a 12-second trading day")
+	}
+	dir := t.TempDir()
+	s, hold, dayStart, clock, logs := heldInTheOpen(t, dir)
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news pending"}`, nil); code != 200 {
+		t.Fatalf("halt ACME: %d", code)
+	}
+	hold.on.Store(true)
+	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due
+	waitUntil(t, "the schedule's command timed out", func() bool {
+		return strings.Contains(logs.String(), "schedule: command not confirmed; trying again")
+	})
+	hold.on.Store(false)
+	hold.release()
+	path, _ := scheduleRecord(t, dir)
+	waitUntil(t, "the close recorded", func() bool {
+		var st struct{ Last string }
+		b, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " close ")
+	})
+	said := regexp.MustCompile(`msg="schedule: instrument stays halted until an operator resumes it" instrument=ACME`)
+	if n := len(said.FindAllString(logs.String(), -1)); n != 1 {
+		t.Errorf("the log says %d times that ACME stays halted, want once:\n%s", n, logs.String())
+	}
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Halted" {
+		t.Errorf("ACME %s after the close, want Halted", acme.Status)
+	}
+}
