@@ -271,10 +271,18 @@ func TestConsoleStreamOfSeveralTopics(t *testing.T) {
 // waitUntil polls cond for readWait.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(readWait)
+	waitWithin(t, what, readWait, cond)
+}
+
+// waitWithin polls cond for within: a wait on a whole run of work (tens of
+// commands, each journaled and synced), which the race detector on a
+// loaded machine makes several times as long.
+func waitWithin(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, readWait)
+			t.Fatalf("%s: not within %s", what, within)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
