@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -410,19 +409,7 @@ func TestScheduledCommandThatTimesOutIsCounted(t *testing.T) {
 	}
 	before := scrape(t, s)
 	group := len(instrumentsOf(t, s)) // group "all" takes every instrument, open: each one's command moves it
-	hold.on.Store(true)
-	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due
-	waitUntil(t, "the schedule's command timed out", func() bool {
-		return strings.Contains(logs.String(), "schedule: command not confirmed; trying again")
-	})
-	hold.on.Store(false)
-	hold.release()
-	path, _ := scheduleRecord(t, dir)
-	waitUntil(t, "the close recorded", func() bool {
-		var st struct{ Last string }
-		b, err := os.ReadFile(path)
-		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " close ")
-	})
+	closeHeldPastItsTimeout(t, dir, hold, dayStart, clock, logs)
 	after := scrape(t, s)
 	if done, refused := count(after, "None")-count(before, "None"), count(after, "InvalidTransition")-count(before, "InvalidTransition"); done != float64(group) || refused != 0 {
 		t.Errorf("the close counted %v done and %v refused (InvalidTransition), want %d done, none refused:\n%s", done, refused, group,
@@ -438,6 +425,27 @@ func TestScheduledCommandThatTimesOutIsCounted(t *testing.T) {
 	}
 }
 
+// closeHeldPastItsTimeout brings the close due on a venue of
+// heldInTheOpen with the journal's sync held until the schedule's first
+// command of it timed out, then lets the journal go on and waits until
+// the close is recorded.
+func closeHeldPastItsTimeout(t *testing.T, dir string, hold *syncHold, dayStart time.Time, clock *atomic.Int64, logs *lockedbuf.Buffer) {
+	t.Helper()
+	hold.on.Store(true)
+	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due
+	waitUntil(t, "the schedule's command timed out", func() bool {
+		return strings.Contains(logs.String(), "schedule: command not confirmed; trying again")
+	})
+	hold.on.Store(false)
+	hold.release()
+	path, _ := scheduleRecord(t, dir)
+	waitUntil(t, "the close recorded", func() bool {
+		var st struct{ Last string }
+		b, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " close ")
+	})
+}
+
 // TestPeriodicSnapshotWaitsForAnEndOfDayInFlight: while an operator's end
 // of day is published and not yet answered (here, held by the journal's
 // sync past its call's timeout) the periodic snapshot is held back, as it
@@ -451,11 +459,8 @@ func TestPeriodicSnapshotWaitsForAnEndOfDayInFlight(t *testing.T) {
 		t.Skip("runs parts of a 12-second trading day")
 	}
 	dir := t.TempDir()
-	dayStart, _, now := inTheOpen(t, dir)
-	cfg := tradingDayVenueConfig(t, dir)
-	cfg.Journal.SnapshotInterval.Duration = config.SnapshotIntervalMin
-	logs := new(lockedbuf.Buffer)
-	s, hold := startHeld(t, cfg, Options{Now: now, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	cfg, dayStart, opts, logs := periodicSnapshotsInTheOpen(t, dir)
+	s, hold := startHeld(t, cfg, opts)
 	restDayOrder(t, s, "before")
 	unblock := blockWrite(t, dir, ops.ScheduleStateFile)
 	hold.on.Store(true)
@@ -473,15 +478,7 @@ func TestPeriodicSnapshotWaitsForAnEndOfDayInFlight(t *testing.T) {
 	restDayOrder(t, s, "after")
 	s.Close()
 	unblock()
-	snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range snaps {
-		if f.Seq > uint64(eod) {
-			t.Errorf("snapshot %d after the end of day (seq %d) whose day schedule.state does not hold", f.Seq, eod)
-		}
-	}
+	wantNoSnapshotAfter(t, dir, uint64(eod))
 	wantDayOrderRestsAfterRestart(t, dir, dayStart)
 	wantOneEndOfDay(t, dir)
 }
@@ -503,19 +500,7 @@ func TestScheduledCommandThatTimesOutSaysItStaysHalted(t *testing.T) {
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news pending"}`, nil); code != 200 {
 		t.Fatalf("halt ACME: %d", code)
 	}
-	hold.on.Store(true)
-	clock.Store(dayStart.Add(8200 * time.Millisecond).UnixNano()) // the close due
-	waitUntil(t, "the schedule's command timed out", func() bool {
-		return strings.Contains(logs.String(), "schedule: command not confirmed; trying again")
-	})
-	hold.on.Store(false)
-	hold.release()
-	path, _ := scheduleRecord(t, dir)
-	waitUntil(t, "the close recorded", func() bool {
-		var st struct{ Last string }
-		b, err := os.ReadFile(path)
-		return err == nil && json.Unmarshal(b, &st) == nil && strings.Contains(st.Last, " close ")
-	})
+	closeHeldPastItsTimeout(t, dir, hold, dayStart, clock, logs)
 	said := regexp.MustCompile(`msg="schedule: instrument stays halted until an operator resumes it" instrument=ACME`)
 	if n := len(said.FindAllString(logs.String(), -1)); n != 1 {
 		t.Errorf("the log says %d times that ACME stays halted, want once:\n%s", n, logs.String())

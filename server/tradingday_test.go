@@ -769,6 +769,44 @@ func TestEndOfDayNotRecordedKeepsItsMark(t *testing.T) {
 	wantOneEndOfDay(t, dir)
 }
 
+// periodicSnapshotsInTheOpen is the configuration and options of a
+// trading day venue on dir in the open (inTheOpen) whose periodic
+// snapshot comes as often as it may (config.SnapshotIntervalMin), logging
+// at info to logs.
+func periodicSnapshotsInTheOpen(t *testing.T, dir string) (cfg *config.Config, dayStart time.Time, opts Options, logs *lockedbuf.Buffer) {
+	t.Helper()
+	dayStart, _, now := inTheOpen(t, dir)
+	cfg = tradingDayVenueConfig(t, dir)
+	cfg.Journal.SnapshotInterval.Duration = config.SnapshotIntervalMin
+	logs = new(lockedbuf.Buffer)
+	return cfg, dayStart, Options{Now: now, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}, logs
+}
+
+// snapshotAfter is the seq of a snapshot of dir's journal after seq (0:
+// none).
+func snapshotAfter(t *testing.T, dir string, seq uint64) uint64 {
+	t.Helper()
+	snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range snaps {
+		if f.Seq > seq {
+			return f.Seq
+		}
+	}
+	return 0
+}
+
+// wantNoSnapshotAfter fails the test when dir's journal has a snapshot
+// after seq, an end of day whose day schedule.state does not hold.
+func wantNoSnapshotAfter(t *testing.T, dir string, seq uint64) {
+	t.Helper()
+	if after := snapshotAfter(t, dir, seq); after != 0 {
+		t.Errorf("snapshot %d after the end of day (seq %d) whose day schedule.state does not hold", after, seq)
+	}
+}
+
 // TestEndOfDayNotRecordedTakesNoSnapshot: an operator ends the day in the
 // open (POST /v1/eod) while a full disk refuses schedule.state. The day has
 // ended (200), but no snapshot follows, at the end of day nor periodically
@@ -785,11 +823,8 @@ func TestEndOfDayNotRecordedTakesNoSnapshot(t *testing.T) {
 		t.Skip("runs parts of a 12-second trading day")
 	}
 	dir := t.TempDir()
-	dayStart, _, now := inTheOpen(t, dir)
-	cfg := tradingDayVenueConfig(t, dir)
-	cfg.Journal.SnapshotInterval.Duration = config.SnapshotIntervalMin
-	var logs lockedbuf.Buffer
-	s := startServer(t, cfg, Options{Now: now, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	cfg, dayStart, opts, logs := periodicSnapshotsInTheOpen(t, dir)
+	s := startServer(t, cfg, opts)
 	unblock := blockWrite(t, dir, ops.ScheduleStateFile)
 	var ended ops.ActionResponse
 	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"closing early"}`, &ended); code != 200 || ended.EndOfDay == nil {
@@ -799,24 +834,10 @@ func TestEndOfDayNotRecordedTakesNoSnapshot(t *testing.T) {
 		t.Errorf("the end of day's report %+v: want no snapshot, saying the day's end is not in %s", *rep, ops.ScheduleStateFile)
 	}
 	restDayOrder(t, s, "after") // commands after the end of day: a periodic snapshot is due
-	snapshotAfter := func() (seq uint64) {
-		snaps, err := journal.ListSnapshots(filepath.Join(dir, "journal"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range snaps {
-			if f.Seq > ended.Seq {
-				return f.Seq
-			}
-		}
-		return 0
-	}
 	waitUntil(t, "the periodic snapshot held back, or taken", func() bool {
-		return strings.Contains(logs.String(), "periodic snapshot held back") || snapshotAfter() != 0
+		return strings.Contains(logs.String(), "periodic snapshot held back") || snapshotAfter(t, dir, ended.Seq) != 0
 	})
-	if seq := snapshotAfter(); seq != 0 {
-		t.Errorf("snapshot %d after the end of day (seq %d) whose day schedule.state does not hold", seq, ended.Seq)
-	}
+	wantNoSnapshotAfter(t, dir, ended.Seq)
 	s.Close()
 	unblock()
 	wantDayOrderRestsAfterRestart(t, dir, dayStart)
