@@ -25,7 +25,7 @@ fi
 # running PID: the test binaries the go command PID runs now, by package name.
 running() {
   local names
-  names=$(ps -o args= --ppid "$1" 2>/dev/null | awk '{ n = $1; sub(/.*\//, "", n); if (sub(/\.test$/, "", n)) print n }' | paste -sd' ' -)
+  names=$(ps -o args= --ppid "$1" 2>/dev/null | awk '{ n = $1; sub(/.*\//, "", n); if (sub(/\.test$/, "", n)) print n }' | paste -sd, - | sed 's/,/, /g')
   echo "${names:-no test binary (building)}"
 }
 
@@ -38,7 +38,7 @@ heartbeat() {
     plain_pid=$(pgrep -P "$$" -x go | grep -vx "$race_pid" | head -n 1)
     race=done
     kill -0 "$race_pid" 2>/dev/null && race=$(running "$race_pid")
-    echo "== make test, ${min} min: running $(running "${plain_pid:-0}"); race pass: $race"
+    echo "== make test, ${min} min: tests running $(running "${plain_pid:-0}"); race pass: $race"
   done
 }
 
