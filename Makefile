@@ -28,8 +28,9 @@ build:
 run: build
 	./$(BIN) serve
 
-# vet, then every test once and, side by side with it, the concurrent packages again under the
-# race detector (scripts/test.sh; TESTPASSES=serial runs one pass after the other).
+# vet, then every test once and the concurrent packages again under the race detector: side by
+# side with 4 or more CPUs, one after the other below (scripts/test.sh; TESTPASSES=serial or
+# parallel chooses).
 test: vet
 	@GO="$(GO)" TESTTIMEOUT="$(TESTTIMEOUT)" PKGS="$(PKGS)" RACE_PKGS="$(RACE_PKGS)" ./scripts/test.sh
 

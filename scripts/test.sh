@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# make test's two passes, side by side: every package once (its output as it comes), and the
-# concurrent packages again under the race detector (its output after the first pass's, from a
-# file, as it comes). Most of their time is spent waiting (real sockets, fsync, timers,
-# browsers): run one after the other they kept half of two CPUs busy. While the first pass runs,
-# a line a minute names the test binaries each pass is running.
+# make test's two passes: every package once, and the concurrent packages again under the race
+# detector. Most of their time is spent waiting (real sockets, fsync, timers, browsers): one
+# after the other they keep about half of two CPUs busy. With CPUs to spare (4 or more) they
+# run side by side, the race pass's output after the first pass's (from a file, as it comes);
+# on fewer they run one after the other: side by side on two CPUs (12 minutes of CI instead of
+# 18) the doubled load made the tests that bound a wait on a whole run of work (a catch-up, a
+# slow reader's flood) fail run after run. go test prints a package's result once it and every
+# package listed before it are done, and the longest are listed first, so a line a minute names
+# the test binaries running.
 #
 # Environment: GO, TESTTIMEOUT (each test binary's bound), PKGS, RACE_PKGS (as the Makefile
-# sets them); TESTPASSES=serial runs the race pass after the first, as before.
+# sets them); TESTPASSES=serial or parallel overrides the choice.
 # Exit status 0 only when both passes passed.
 set -uo pipefail
 
@@ -17,9 +21,10 @@ read -r -a race_pkgs <<<"${RACE_PKGS:?RACE_PKGS: the packages of the race pass}"
 plain=(test -count=1 -timeout "$timeout" "${pkgs[@]}")
 race=(test -count=1 -timeout "$timeout" -race "${race_pkgs[@]}")
 
-if [ "${TESTPASSES:-}" = "serial" ]; then
-  "$go" "${plain[@]}" && "$go" "${race[@]}"
-  exit
+passes=${TESTPASSES:-}
+if [ -z "$passes" ]; then
+  passes=serial
+  [ "$(nproc)" -ge 4 ] && passes=parallel
 fi
 
 # running PID: the test binaries the go command PID runs now, by package name.
@@ -29,20 +34,25 @@ running() {
   echo "${names:-no test binary (building)}"
 }
 
-# A line a minute while the first pass runs: go test prints a package's result when it and every
-# package listed before it are done, so the longest, listed first, leave minutes without a line.
+# heartbeat NAME: a line a minute naming the test binaries of this script's go commands (the
+# race pass's apart when it runs beside, race_pid).
 heartbeat() {
-  local min=0 plain_pid race
+  local min=0 pid line
   while sleep 60; do
     min=$((min + 1))
-    plain_pid=$(pgrep -P "$$" -x go | grep -vx "$race_pid" | head -n 1)
-    race=done
-    kill -0 "$race_pid" 2>/dev/null && race=$(running "$race_pid")
-    echo "== make test, ${min} min: tests running $(running "${plain_pid:-0}"); race pass: $race"
+    line="== make test, ${min} min:"
+    for pid in $(pgrep -P "$$" -x go); do
+      if [ "$pid" = "$race_pid" ]; then
+        line+=" race pass running $(running "$pid");"
+      else
+        line+=" $1 running $(running "$pid");"
+      fi
+    done
+    echo "${line%;}"
   done
 }
 
-log=$(mktemp "${TMPDIR:-/tmp}/fixvenue-race-pass.XXXXXX")
+log=
 race_pid=
 beat_pid=
 cleanup() {
@@ -51,31 +61,48 @@ cleanup() {
     kill -TERM -- "-$race_pid" 2>/dev/null
     wait "$race_pid" 2>/dev/null
   fi
-  rm -f "$log"
+  [ -n "$log" ] && rm -f "$log"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== the race pass runs alongside; its output follows this pass's"
-# A session of its own, so that a stop ends its test binaries with it.
-setsid "$go" "${race[@]}" >"$log" 2>&1 &
-race_pid=$!
-
-heartbeat &
-beat_pid=$!
-
-"$go" "${plain[@]}"
-plain_rc=$?
-kill "$beat_pid" 2>/dev/null
-beat_pid=
-
-echo "== race pass (-race ${race_pkgs[*]})"
-# What it has printed so far, then the rest as it comes, until it exits.
-tail -n +1 -f --pid="$race_pid" "$log"
-wait "$race_pid"
-race_rc=$?
-race_pid=
+# pass NAME ARGS...: one go test in the foreground, with the heartbeat.
+pass() {
+  local name=$1 rc
+  shift
+  heartbeat "$name" &
+  beat_pid=$!
+  "$go" "$@"
+  rc=$?
+  kill "$beat_pid" 2>/dev/null
+  beat_pid=
+  return "$rc"
+}
 
 verdict() { if [ "$1" -eq 0 ]; then echo ok; else echo "FAILED (exit $1)"; fi; }
+
+if [ "$passes" = "serial" ]; then
+  echo "== the first pass, then the race pass ($(nproc) CPUs; TESTPASSES=parallel runs them side by side)"
+  pass "the first pass" "${plain[@]}"
+  plain_rc=$?
+  echo "== race pass (-race ${race_pkgs[*]})"
+  pass "race pass" "${race[@]}"
+  race_rc=$?
+else
+  log=$(mktemp "${TMPDIR:-/tmp}/fixvenue-race-pass.XXXXXX")
+  echo "== the race pass runs alongside ($(nproc) CPUs); its output follows this pass's"
+  # A session of its own, so that a stop ends its test binaries with it.
+  setsid "$go" "${race[@]}" >"$log" 2>&1 &
+  race_pid=$!
+  pass "the first pass" "${plain[@]}"
+  plain_rc=$?
+  echo "== race pass (-race ${race_pkgs[*]})"
+  # What it has printed so far, then the rest as it comes, until it exits.
+  tail -n +1 -f --pid="$race_pid" "$log"
+  wait "$race_pid"
+  race_rc=$?
+  race_pid=
+fi
+
 echo "== make test: pass $(verdict "$plain_rc"), race pass $(verdict "$race_rc")"
 [ "$plain_rc" -eq 0 ] && [ "$race_rc" -eq 0 ]
