@@ -503,7 +503,9 @@ func (c *clusterClient) connect(addrs []string, timeout time.Duration) (*fixclie
 }
 
 // verify asks the leader for the status of acknowledged orders: each must
-// be known and resting (buys far below any sell, never cancelled).
+// be known and resting (buys far below any sell, never cancelled). The
+// requests go verifyWindow at a time, paced to verifyRate, so that a check
+// of every order of a long run takes seconds, not a round trip each.
 func (c *clusterClient) verify(cl *fixclient.Client, all bool) error {
 	var ids []string
 	for i := len(c.sentList) - 1; i >= 0 && (all || len(ids) < 50); i-- {
@@ -514,21 +516,55 @@ func (c *clusterClient) verify(cl *fixclient.Client, all bool) error {
 			ids = append(ids, c.sentList[i])
 		}
 	}
-	for _, id := range ids {
-		m, err := orderStatus(cl, "ACME", id)
-		if err != nil {
-			return fmt.Errorf("status of acknowledged %s: %w", id, err)
+	start := time.Now()
+	for sent := 0; sent < len(ids); {
+		window := ids[sent:min(sent+verifyWindow, len(ids))]
+		time.Sleep(time.Until(start.Add(time.Duration(sent) * time.Second / verifyRate)))
+		waiting := make(map[string]bool, len(window))
+		for _, id := range window {
+			if err := cl.Send("H", fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+				return fmt.Errorf("status of acknowledged %s: %w", id, err)
+			}
+			waiting[id] = true
 		}
-		c.mu.Lock()
-		if c.firstER.IsZero() {
-			c.firstER = time.Now()
-		}
-		c.mu.Unlock()
-		if m.Get(39) != "0" {
-			return fmt.Errorf("acknowledged order %s has status 39=%s after failover: %s", id, m.Get(39), m)
+		sent += len(window)
+		deadline := time.Now().Add(10 * time.Second)
+		for len(waiting) > 0 {
+			m, err := cl.Read(time.Until(deadline))
+			if err != nil {
+				return fmt.Errorf("status of %d acknowledged orders (%s among them): %w", len(waiting), anyKey(waiting), err)
+			}
+			if m.Type() != "8" || m.Get(150) != "I" || !waiting[m.Get(11)] {
+				continue
+			}
+			delete(waiting, m.Get(11))
+			c.mu.Lock()
+			if c.firstER.IsZero() {
+				c.firstER = time.Now()
+			}
+			c.mu.Unlock()
+			if m.Get(39) != "0" {
+				return fmt.Errorf("acknowledged order %s has status 39=%s after failover: %s", m.Get(11), m.Get(39), m)
+			}
 		}
 	}
 	return nil
+}
+
+// verify's status requests: at most verifyWindow in flight, at most
+// verifyRate a second (a session is logged out past
+// session_defaults.messages_per_second_logout, 20,000 by default).
+const (
+	verifyWindow = 32
+	verifyRate   = 4000
+)
+
+// anyKey returns one key of m ("" if empty).
+func anyKey(m map[string]bool) string {
+	for k := range m {
+		return k
+	}
+	return ""
 }
 
 // resend sends again, with PossResend (97=Y), the newest orders that got
