@@ -56,9 +56,10 @@ commands (README "Operating the venue"):
                                       change one limit (fixvenue risk … is the same command)
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
 
-Every command but hash-token takes --addr A, --token T, --json and --timeout D, and for https
---tls [--ca-file F] [--cert-file F --key-file F]. Without --addr the address is $FIXVENUE_ADMIN_ADDR,
-else 127.0.0.1:9465; without --token the token is $FIXVENUE_ADMIN_TOKEN.
+Every command but hash-token takes --addr A (host:port, or an http:// or https:// URL of a host),
+--token T, --json and --timeout D, and for https --tls [--ca-file F] [--cert-file F --key-file F].
+Without --addr the address is $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; without --token the
+token is $FIXVENUE_ADMIN_TOKEN.
 A usage error (an option given twice, or one the command needs left out) exits 2 and sends
 nothing; a refusal of the venue, or no answer, exits 1.
 Run "fixvenue admin <command> -h" for a command's options.
@@ -264,13 +265,23 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		transport.TLSClientConfig = tc
 	}
 	// An address given as a URL keeps its scheme (https also with --tls).
-	host := *addr
+	host, url := *addr, false
 	if rest, ok := strings.CutPrefix(host, "https://"); ok {
-		host, scheme = rest, "https"
+		host, scheme, url = rest, "https", true
 	} else if rest, ok := strings.CutPrefix(host, "http://"); ok {
-		host = rest
+		host, url = rest, true
 	}
-	c.base = scheme + "://" + strings.TrimSuffix(host, "/")
+	host = strings.TrimSuffix(host, "/")
+	if why := notHostPort(host); why != "" && !(url && why == "missing port in address" && !strings.ContainsAny(host, "/?#")) {
+		// Refused here, by name: a path or a query was sent as part of
+		// the endpoint (a 404 of /v1/v1/status), a host:port without its
+		// port dialled port 80, another scheme was taken for a host name,
+		// and a port out of range said only that no admin API answered.
+		// A URL without a port is its scheme's port, as anywhere.
+		fmt.Fprintf(stderr, "%s %s: %s %q is not a host:port, nor http:// or https:// and a host[:port]: %s\n", prog, sub, c.addrFrom, *addr, why)
+		return 2
+	}
+	c.base = scheme + "://" + host
 	if scheme == "http" && c.token != "" && !loopbackOnly(host) {
 		// A venue serves its admin API beyond loopback only over https
 		// (config: admin.addr), so such an address without --tls is a

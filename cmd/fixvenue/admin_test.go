@@ -271,6 +271,54 @@ func TestAdminCLINamesWhatItCalled(t *testing.T) {
 	}
 }
 
+// TestAdminCLIRefusesAnAddrThatIsNotHostPort: an --addr (or
+// $FIXVENUE_ADMIN_ADDR) no call could use is a usage error naming it, with
+// nothing sent: one with a path or a query was called as part of the
+// endpoint (HTTP 404 of /v1/v1/status), one without a port dialled port
+// 80, one of another scheme looked its scheme up as a host, and a port out
+// of range, each said only that no admin API answered (exit 1). A URL
+// without a port is its scheme's, as anywhere.
+func TestAdminCLIRefusesAnAddrThatIsNotHostPort(t *testing.T) {
+	var calls sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Store(r.URL.String(), true)
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, c := range []struct {
+		env  string // FIXVENUE_ADMIN_ADDR
+		args []string
+		want string
+	}{
+		{"", []string{"status", "--addr", addr + "/v1"}, `--addr "` + addr + `/v1" is not a host:port`},
+		{"", []string{"halt", "ACME", "--reason", "r", "--addr", "http://" + addr + "/x"}, `--addr "http://` + addr + `/x" is not a host:port`},
+		{"", []string{"status", "--addr", addr + "?q"}, "is not a host:port"},
+		{"", []string{"status", "--addr", "localhost"}, `--addr "localhost" is not a host:port, nor http:// or https:// and a host[:port]: missing port in address`},
+		{"", []string{"status", "--addr", "127.0.0.1:99999"}, `port "99999" is not a port number`},
+		{"", []string{"status", "--addr", "ftp://" + addr}, `--addr "ftp://` + addr + `" is not a host:port`},
+		{"127.0.0.1", []string{"sessions"}, `$FIXVENUE_ADMIN_ADDR "127.0.0.1" is not a host:port`},
+		{"", []string{"risk", "show", "--addr", addr + "/"}, ""}, // a trailing slash is taken: reaches the server
+	} {
+		code, out, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_ADDR=" + c.env}, append([]string{"admin"}, c.args...)...)
+		if c.want == "" {
+			if code != 1 || !strings.Contains(errs, "answered HTTP 404") {
+				t.Errorf("admin %q: exit %d, want 1 from the server's 404\nstdout: %s\nstderr: %s", c.args, code, out, errs)
+			}
+			continue
+		}
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("FIXVENUE_ADMIN_ADDR=%s admin %q: exit %d, want 2 saying %q in one line\nstdout: %s\nstderr: %s", c.env, c.args, code, c.want, out, errs)
+		}
+	}
+	calls.Range(func(k, _ any) bool {
+		if k != "/v1/risk" {
+			t.Errorf("the server was called at %v, by an address refused as a usage error", k)
+		}
+		return true
+	})
+}
+
 // TestAdminRequiredOptionsAreAUsageError: an option a command cannot do
 // without (a band's reference price and percent, a new instrument's terms,
 // the reason of every change, a cancel's filter, a risk call's subject),

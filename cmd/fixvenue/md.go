@@ -113,19 +113,28 @@ func malformedTCPAddr(list string) (string, string) {
 		if a = strings.TrimSpace(a); a == "" {
 			continue
 		}
-		_, port, err := net.SplitHostPort(a)
-		if err != nil {
-			var addrErr *net.AddrError
-			if errors.As(err, &addrErr) {
-				return a, addrErr.Err
-			}
-			return a, err.Error()
-		}
-		if n, err := net.LookupPort("tcp", port); err != nil || n == 0 {
-			return a, "port " + strconv.Quote(port) + " is not a port number (1 to 65535) or service name"
+		if why := notHostPort(a); why != "" {
+			return a, why
 		}
 	}
 	return "", ""
+}
+
+// notHostPort says why a, one address, is not a host and a port a dial
+// could use; "" when it is.
+func notHostPort(a string) string {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		var addrErr *net.AddrError
+		if errors.As(err, &addrErr) {
+			return addrErr.Err
+		}
+		return err.Error()
+	}
+	if n, err := net.LookupPort("tcp", port); err != nil || n == 0 {
+		return "port " + strconv.Quote(port) + " is not a port number (1 to 65535) or service name"
+	}
+	return ""
 }
 
 // cmdMDLatency listens to the UDP feed and measures, for every sequenced
