@@ -1044,6 +1044,14 @@ func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (sched
 			"ending it: every group closes, then its end of day", "day", missed[0].Day, "at", missed[0].At.Format(time.RFC3339Nano))
 	}
 	missed = append(missed, o.plan.Between(last, now, catchUpMax)...)
+	// The record's last transition is read as before every group's at its
+	// instant (loadScheduleState: the groups may have been reordered), so
+	// the transitions there that the record names as run by their groups
+	// come first: they ran before the stop, and are neither missed nor
+	// passed over (a warning and a count at every restart of a day).
+	for len(missed) > 0 && o.ranBeforeTheStop(missed[0], last) {
+		last, missed = missed[0], missed[1:]
+	}
 	switch {
 	case len(missed) == 0:
 	case late:
@@ -1076,6 +1084,17 @@ func (o *Ops) catchUp(last schedule.Transition, now time.Time, late bool) (sched
 		o.log.Info("schedule: caught up", "transitions", len(missed))
 	}
 	return last, true
+}
+
+// ranBeforeTheStop reports whether tr is a transition at the instant and
+// of the kind of last, the record's, that its group's own record (by
+// name) says ran: that day, that phase.
+func (o *Ops) ranBeforeTheStop(tr, last schedule.Transition) bool {
+	if last.Group >= 0 || !tr.At.Equal(last.At) || tr.Kind != last.Kind {
+		return false
+	}
+	passed, ran := o.groupPassed(tr)
+	return passed && ran.Day == tr.Day && ran.Kind == tr.Kind
 }
 
 func (o *Ops) stopping() bool { return closed(o.stop) }

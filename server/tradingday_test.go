@@ -408,6 +408,44 @@ func TestTradingDayRestart(t *testing.T) {
 	expectER(t, r, map[int]string{11: "day", 150: "C", 39: "C"})
 }
 
+// TestRestartAfterATransitionMissesNone: a venue stopped after the
+// schedule ran a transition, and started again before the next, has missed
+// none (README, "The trading day": the log says how many it runs). It said
+// it ran one, the transition recorded last, and warned that it passed it
+// over: at every restart during a trading day, a warning and a count of
+// transitions missed while the venue was down that were not.
+func TestRestartAfterATransitionMissesNone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(time.Hour)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(500 * time.Millisecond).UnixNano()) // before the pre-open
+	cfg := testConfig(t, dir, adminConfig()+"\n[schedule]\nenabled = true\ntime_zone = \"UTC\"\nday = \"1h\"\nend_of_day = \"55m\"\n"+
+		"[[schedule.group]]\nname = \"all\"\npre_open = \"1s\"\nopen = \"50m\"\nclose = \"51m\"\n")
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	clock.Store(dayStart.Add(1100 * time.Millisecond).UnixNano()) // the pre-open is due, on time
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	waitUntil(t, "the pre-open recorded", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, ops.ScheduleStateFile))
+		return err == nil && strings.Contains(string(b), "pre_open")
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	logs := &lockedbuf.Buffer{}
+	s = startServer(t, cfg, Options{Now: stoppedClock(dayStart.Add(1500 * time.Millisecond)),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	waitReady(t, s)
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	for _, said := range []string{"running the transitions missed", "passed over", "caught up"} {
+		if strings.Contains(logs.String(), said) {
+			t.Errorf("a restart that missed no transition logged %q:\n%s", said, logs.String())
+		}
+	}
+}
+
 // TestCatchUpRunsATransitionAtItsTime: a transition the venue missed runs
 // as at its time (README, "The trading day"): a GTD order resting in the
 // opening call that expired after the opening, while the venue was down,
