@@ -569,7 +569,7 @@ func (o *Ops) settleStatusChangesThrough(seq uint64) (r Result, found bool) {
 			continue
 		}
 		o.log.Info("operator command whose call timed out is durable and applied", "seq", a.seq, "action", a.action.Kind.String(),
-			"operator", a.action.Operator, "reason", a.action.Reason, "instrument", a.symbol, "result", res.Reason.String(),
+			"operator", a.action.Operator, "reason", a.action.Reason, "instrument", a.symbol, "result", resultName(res.Reason),
 			"count", res.Count)
 		if res.Reason == venue.RejectReasonInstrumentHalted {
 			// Said here, whichever settles it first: the schedule's retry

@@ -218,10 +218,10 @@ func (o *Ops) AddInstrument(a *core.AddedInstrument, operator, reason string) (R
 		return r, ErrTimeout
 	}
 	if o.metrics != nil {
-		o.metrics.actions.WithLabelValues(addInstrumentAction, r.Reason.String()).Inc()
+		o.metrics.actions.WithLabelValues(addInstrumentAction, resultName(r.Reason)).Inc()
 	}
 	o.log.Info("operator command", "seq", r.Seq, "action", addInstrumentAction, "operator", operator, "reason", reason,
-		"result", r.Reason.String(), "instrument", a.ID, "symbol", a.Symbol)
+		"result", resultName(r.Reason), "instrument", a.ID, "symbol", a.Symbol)
 	return r, nil
 }
 

@@ -27,7 +27,7 @@ type metrics struct {
 func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	m := &metrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_operator_actions_total",
-			Help: "Operator commands (admin API and schedule) applied and durable, by action and result (None: done; InvalidTransition: nothing changed, the instrument in that status already, as at a first start); a command whose call timed out (the schedule's too) counts once applied."}, []string{"action", "result"}),
+			Help: "Operator commands (admin API and schedule) applied and durable, by action and result (done; InvalidTransition: nothing changed, the instrument in that status already, as at a first start); a command whose call timed out (the schedule's too) counts once applied."}, []string{"action", "result"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_schedule_transitions_total",
 			Help: "Scheduled transitions run, by kind; caught_up=true for those run at start for time the venue was down."}, []string{"kind", "caught_up"}),
 		phase: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "fixvenue_schedule_phase",
@@ -42,7 +42,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	for _, a := range []venue.OperatorActionType{venue.OperatorActionTypeSetTradingStatus, venue.OperatorActionTypeEndOfDay,
 		venue.OperatorActionTypeMassCancel, venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable,
 		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand, venue.OperatorActionTypeSetPhaseStatus} {
-		m.actions.WithLabelValues(a.String(), venue.RejectReasonNone.String())
+		m.actions.WithLabelValues(a.String(), resultName(venue.RejectReasonNone))
 	}
 	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay, schedule.ClosingCall} {
 		m.transitions.WithLabelValues(k.String(), "false")
@@ -67,7 +67,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	for _, in := range o.cfg.Instruments {
 		registerStatusGauge(o, reg, in)
 	}
-	m.actions.WithLabelValues(addInstrumentAction, venue.RejectReasonNone.String())
+	m.actions.WithLabelValues(addInstrumentAction, resultName(venue.RejectReasonNone))
 	// An instrument added while the venue runs gets its gauge then (the
 	// monitor calls this under its lock; the gauge reads it only when
 	// scraped).
@@ -87,7 +87,17 @@ func registerStatusGauge(o *Ops, reg *prometheus.Registry, in config.Instrument)
 }
 
 func (m *metrics) action(r Result) {
-	m.actions.WithLabelValues(r.Action.String(), r.Reason.String()).Inc()
+	m.actions.WithLabelValues(r.Action.String(), resultName(r.Reason)).Inc()
+}
+
+// resultName names an operator command's result in the metrics and the
+// log as the admin API's answer does: "done" when it was applied, else the
+// matcher's reason (InvalidTransition: nothing changed).
+func resultName(r venue.RejectReason) string {
+	if r == venue.RejectReasonNone {
+		return "done"
+	}
+	return r.String()
 }
 
 func (m *metrics) transition(k schedule.Kind, caughtUp bool) {

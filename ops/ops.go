@@ -671,7 +671,7 @@ func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
 		o.metrics.action(r)
 	}
 	o.log.Info("operator command", "seq", r.Seq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
-		"result", r.Reason.String(), "count", r.Count)
+		"result", resultName(r.Reason), "count", r.Count)
 	return r, nil, nil
 }
 

@@ -70,7 +70,7 @@ func TestAddInstrumentScheduleGroup(t *testing.T) {
 	}
 	text := scrape(t, s)
 	if metricstest.Value(t, text, "fixvenue_instruments") != "4" || !strings.Contains(text, `fixvenue_instrument_trading_status{instrument_id="70",symbol="TWO"} 3`) ||
-		!strings.Contains(text, `fixvenue_operator_actions_total{action="AddInstrument",result="None"} 2`) {
+		!strings.Contains(text, `fixvenue_operator_actions_total{action="AddInstrument",result="done"} 2`) {
 		t.Errorf("metrics do not count the added instruments:\n%s", text)
 	}
 	phase := func(s *Server, group, phase string, want map[string]string) {

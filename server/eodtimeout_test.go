@@ -337,7 +337,7 @@ func TestCommandsThatTimeOutAreCounted(t *testing.T) {
 	_, _, now := inTheOpen(t, dir)
 	s, hold := startHeld(t, tradingDayVenueConfig(t, dir), Options{Now: now})
 	done := func(text, action string) float64 {
-		return metricstest.Float(t, text, `fixvenue_operator_actions_total{action="`+action+`",result="None"}`)
+		return metricstest.Float(t, text, `fixvenue_operator_actions_total{action="`+action+`",result="done"}`)
 	}
 	before := scrape(t, s)
 	group := len(instrumentsOf(t, s)) // group "all" takes every instrument, open: each one's command moves it
@@ -378,7 +378,7 @@ func TestCommandsThatTimeOutAreCounted(t *testing.T) {
 		want   float64
 	}{{"SetPhaseStatus", float64(group)}, {"EndOfDay", 1}, {"SessionDisable", 1}} {
 		if got := done(after, c.action) - done(before, c.action); got != c.want {
-			t.Errorf("fixvenue_operator_actions_total{action=%q,result=\"None\"} rose by %v, want %v", c.action, got, c.want)
+			t.Errorf("fixvenue_operator_actions_total{action=%q,result=\"done\"} rose by %v, want %v", c.action, got, c.want)
 		}
 	}
 }
@@ -411,7 +411,7 @@ func TestScheduledCommandThatTimesOutIsCounted(t *testing.T) {
 	group := len(instrumentsOf(t, s)) // group "all" takes every instrument, open: each one's command moves it
 	closeHeldPastItsTimeout(t, dir, hold, dayStart, clock, logs)
 	after := scrape(t, s)
-	if done, refused := count(after, "None")-count(before, "None"), count(after, "InvalidTransition")-count(before, "InvalidTransition"); done != float64(group) || refused != 0 {
+	if done, refused := count(after, "done")-count(before, "done"), count(after, "InvalidTransition")-count(before, "InvalidTransition"); done != float64(group) || refused != 0 {
 		t.Errorf("the close counted %v done and %v refused (InvalidTransition), want %d done, none refused:\n%s", done, refused, group,
 			logs.String())
 	}
