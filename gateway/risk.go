@@ -41,7 +41,7 @@ type riskMetrics struct {
 func newRiskMetrics() *riskMetrics {
 	return &riskMetrics{
 		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_risk_rejects_total",
-			Help: "Orders and replaces refused by a pre-trade risk limit or a kill switch (limit=None), by limit and scope."},
+			Help: "Orders and replaces refused by a pre-trade risk limit or a kill switch (limit=KillSwitch), by limit and scope."},
 			[]string{"limit", "scope"}),
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_risk_commands_total",
 			Help: "Risk commands and automatic kills, by action and result."}, []string{"action", "result"}),
@@ -77,7 +77,16 @@ func (g *Gateway) onRiskBreach(e *venue.RiskBreach) {
 	g.breach = lastBreach{cause: int64(e.CauseSeq()), session: e.SessionIdx(), scope: e.Scope(), limit: e.Limit(),
 		instID: e.InstrumentID(), limitV: e.LimitValue(), current: e.CurrentValue(), request: e.RequestValue(),
 		account: string(e.Account())}
-	g.metrics.risk.rejects.WithLabelValues(e.Limit().String(), e.Scope().String()).Inc()
+	g.metrics.risk.rejects.WithLabelValues(limitName(e.Limit()), e.Scope().String()).Inc()
+}
+
+// limitName names the limit a reject broke in the metrics; a breach of no
+// limit is an order refused by a kill switch.
+func limitName(l venue.RiskLimit) string {
+	if l == venue.RiskLimitNone {
+		return "KillSwitch"
+	}
+	return l.String()
 }
 
 func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {

@@ -74,7 +74,7 @@ func TestSessionKillSwitchNamedForAnAccountOrder(t *testing.T) {
 	}
 	sendOrder(t, c, order{id: "a1", side: "1", qty: "1", px: "95.00", extra: []fixclient.Field{fixclient.F(1, "FUND")}})
 	expectER(t, c, map[int]string{11: "a1", 150: "8", 103: "3", 58: "kill switch on for session:CLIENT1"})
-	if m := scrape(t, s); !strings.Contains(m, `fixvenue_risk_rejects_total{limit="None",scope="Session"} 1`) {
+	if m := scrape(t, s); !strings.Contains(m, `fixvenue_risk_rejects_total{limit="KillSwitch",scope="Session"} 1`) {
 		t.Errorf("the reject is not counted for the session:\n%s", grepLines(m, "fixvenue_risk_rejects"))
 	}
 }
@@ -151,7 +151,7 @@ func TestRiskLimitsOverFIX(t *testing.T) {
 
 	metrics := scrape(t, s)
 	if !strings.Contains(metrics, `fixvenue_risk_rejects_total{limit="MaxOrderQty",scope="Session"} 2`) ||
-		!strings.Contains(metrics, `fixvenue_risk_rejects_total{limit="None",scope="Account"} 1`) {
+		!strings.Contains(metrics, `fixvenue_risk_rejects_total{limit="KillSwitch",scope="Account"} 1`) {
 		t.Errorf("risk reject metrics missing:\n%s", grepLines(metrics, "fixvenue_risk"))
 	}
 	c.Close()
