@@ -307,16 +307,22 @@ election = "500ms"
 	return h
 }
 
+// clusterRoundOrdersMax bounds the orders a session sends in a round
+// (about 2 s of trading): a round lasts until the kill, after the killed
+// node's restart, which a busy machine makes longer.
+const clusterRoundOrdersMax = 1000
+
 // clusterToken is the operator token of every node's admin API.
 const clusterToken = "cluster-ops-token-0123"
 
 // clusterOrdersMax sizes the order pool for the crash run: every order the
-// sessions send rests (about 1,000 per kill cycle), and a full pool would
-// reject the orders resent after a failover.
+// sessions send rests (at most clusterRoundOrdersMax a session and round,
+// and the orders resent after a failover), and a full pool would reject
+// the orders resent after a failover.
 func clusterOrdersMax() int {
 	n := 131072
 	cycles, _ := strconv.Atoi(os.Getenv("FIXVENUE_CLUSTER_CYCLES"))
-	for n < cycles*1500 {
+	for n < cycles*clusterSessions*(clusterRoundOrdersMax+clusterResendMax) {
 		n *= 2
 	}
 	return n
@@ -567,13 +573,16 @@ func anyKey(m map[string]bool) string {
 	return ""
 }
 
+// clusterResendMax bounds the orders resend sends again.
+const clusterResendMax = 20
+
 // resend sends again, with PossResend (97=Y), the newest orders that got
 // no answer before the failover (the client contract): each must be
 // answered as new (150=0) or, when it had been committed, with its status
 // (150=I), resting, and never refused as a duplicate.
 func (c *clusterClient) resend(cl *fixclient.Client) (resent, known int, err error) {
 	var ids []string
-	for i := len(c.sentList) - 1; i >= 0 && len(ids) < 20; i-- {
+	for i := len(c.sentList) - 1; i >= 0 && len(ids) < clusterResendMax; i-- {
 		c.mu.Lock()
 		_, ok := c.acked[c.sentList[i]]
 		c.mu.Unlock()
@@ -609,7 +618,9 @@ func (c *clusterClient) resend(cl *fixclient.Client) (resent, known int, err err
 	return len(ids), known, nil
 }
 
-// trade sends about 500 orders/s until the connection ends, recording acknowledgements.
+// trade sends about 500 orders/s until the connection ends, recording
+// acknowledgements, at most clusterRoundOrdersMax of them.
+
 func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), stop <-chan struct{}) {
 	done := readUntilClosed(cl, func(m *fixclient.Message) {
 		if m.Type() == "8" && m.Get(150) == "0" {
@@ -628,26 +639,40 @@ func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), 
 		}
 	})
 	started()
-	for n := 0; ; n++ {
-		id := fmt.Sprintf("%s-%s-%d", c.comp, tag, n)
-		c.sentList = append(c.sentList, id)
-		if err := sendPacedOrder(cl, id, n); err != nil {
-			break
+	logOut := func() {
+		// The reader goroutine sees the venue close the connection.
+		_ = cl.Send("5")
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
 		}
+		cl.Close()
+		<-done
+	}
+	for n := 0; ; n++ {
+		if n < clusterRoundOrdersMax {
+			id := fmt.Sprintf("%s-%s-%d", c.comp, tag, n)
+			c.sentList = append(c.sentList, id)
+			if err := sendPacedOrder(cl, id, n); err != nil {
+				break
+			}
+			select {
+			case <-done:
+				return
+			case <-stop:
+				logOut()
+				return
+			default:
+			}
+			continue
+		}
+		// The round's orders are sent: its end is waited for.
 		select {
 		case <-done:
 			return
 		case <-stop:
-			// Log out; the reader goroutine sees the venue close the connection.
-			_ = cl.Send("5")
-			select {
-			case <-done:
-			case <-time.After(2 * time.Second):
-			}
-			cl.Close()
-			<-done
+			logOut()
 			return
-		default:
 		}
 	}
 	cl.Close()
