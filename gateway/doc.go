@@ -69,8 +69,12 @@
 // least a lot, so a smaller one asks nothing), MaxShow (210), EffectiveTime
 // (168), CashOrderQty (152), OrderPercent (516), PegOffsetValue (211),
 // DiscretionInst (388) and DiscretionOffsetValue (389), TargetStrategy
-// (847), ParticipationRate (849), Spread (218), Yield (236), and a PriceType
-// (423) other than 2 (per unit). So are fields that would give an order a
+// (847), ParticipationRate (849), Spread (218), Yield (236), a PriceType
+// (423) other than 2 (per unit), and a TrdgSesGrp (NoTradingSessions 386)
+// entry with a TradingSessionID (336) other than the instrument's trading
+// session (its Symbol, or ALL) or any TradingSessionSubID (625): an order
+// trades in every phase of its instrument's session, and TimeInForce 2 or 7
+// is how it keeps to an auction. So are fields that would give an order a
 // limit or an expiry it does not keep: a Price (44) on a market or stop
 // order, and an ExpireTime (126) or ExpireDate (432) on an order that is
 // not GTD; and so are MaxFloor (111) and post-only (ExecInst 6) on an order

@@ -339,11 +339,13 @@ var unsupportedTagSet = func() (set TagSet) {
 	_ = set.Add(tag.MinQty)
 	_ = set.Add(tag.ExpireTime)
 	_ = set.Add(tag.ExpireDate)
+	_ = set.Add(tag.NoTradingSessions)
 	return set
 }()
 
 // unsupported refuses an order with a field of unsupportedOrderFields, an
 // ExpireTime (126) or ExpireDate (432) on an order that is not GTD, a
+// TrdgSesGrp that restricts where it trades (tradingSessions), a
 // MinQty (110) above the lot (every fill is at least a lot, so a smaller one
 // asks nothing) or a PriceType (423) other than 2 (per unit). It looks only
 // when the message may have one of them (FromApp learns it from Validator.CheckFor).
@@ -362,6 +364,9 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 		// fields" and "GTD expiry").
 		return &rejection{ordRejUnsupportedOrderChar, "ExpireTime (126) and ExpireDate (432) are only allowed on GTD (59=6) orders"}
 	}
+	if rej := o.tradingSessions(m); rej != nil {
+		return rej
+	}
 	if v := fieldBytes(m, tag.PriceType); len(v) > 0 && string(v) != "2" {
 		return &rejection{ordRejUnsupportedOrderChar, "unsupported PriceType (423) " + string(v) + ": prices are per unit (2)"}
 	}
@@ -373,6 +378,40 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 			return &rejection{ordRejUnsupportedOrderChar, "MinQty (110) must be a whole number from 0 to the lot of " + strconv.FormatInt(lot, 10) + ", not " + string(v)}
 		case q > lot:
 			return &rejection{ordRejUnsupportedOrderChar, "unsupported MinQty (110) " + string(v) + ": no minimum fill beyond the lot of " + strconv.FormatInt(lot, 10)}
+		}
+	}
+	return nil
+}
+
+// tradingSessions refuses a TrdgSesGrp (NoTradingSessions 386) that would
+// restrict where the order trades. An instrument's trading session is named
+// by its Symbol, and ALL is the venue's (TradingSessionStatus names them so),
+// and an order trades in every phase of it: an entry naming another
+// TradingSessionID (336), or any TradingSessionSubID (625: an auction,
+// continuous trading), asks for what the venue does not do, and the order
+// would trade where it was not meant to. TimeInForce 2 and 7 are how an order
+// keeps to the opening or closing auction. An entry naming the order's own
+// Symbol, or ALL, asks nothing and is taken.
+func (o *orderFields) tradingSessions(m *quickfix.Message) *rejection {
+	if !m.Body.Has(tag.NoTradingSessions) {
+		return nil
+	}
+	g := quickfix.NewRepeatingGroup(tag.NoTradingSessions, quickfix.GroupTemplate{
+		quickfix.GroupElement(tag.TradingSessionID), quickfix.GroupElement(tag.TradingSessionSubID)})
+	if err := m.Body.GetGroup(g); err != nil {
+		return &rejection{ordRejUnsupportedOrderChar, "unsupported NoTradingSessions (386): an order trades in its instrument's trading session, named by its Symbol (or ALL)"}
+	}
+	for i := 0; i < g.Len(); i++ {
+		e := g.Get(i)
+		if e.Has(tag.TradingSessionSubID) {
+			sub, _ := e.GetBytes(tag.TradingSessionSubID)
+			return &rejection{ordRejUnsupportedOrderChar, "unsupported TradingSessionSubID (625) " + string(sub) +
+				" in NoTradingSessions (386): an order trades in every phase of its instrument's session; TimeInForce 2 or 7 for the opening or closing auction alone"}
+		}
+		id, _ := e.GetBytes(tag.TradingSessionID)
+		if string(id) != o.inst.Symbol && string(id) != "ALL" {
+			return &rejection{ordRejUnsupportedOrderChar, "unsupported TradingSessionID (336) " + string(id) +
+				" in NoTradingSessions (386): an order trades in its instrument's trading session, named by its Symbol (or ALL)"}
 		}
 	}
 	return nil
