@@ -107,7 +107,11 @@
 // Text naming the tag), never traded on the Symbol alone, as a
 // MarketDataRequest naming one is (gateway/fixmd) and an
 // OrderMassCancelRequest by security is (MassCancelRejectReason 1, nothing
-// cancelled). Every order the venue holds was entered with its instrument
+// cancelled). A mass cancel restricted to a trading session the venue's
+// orders are not told apart by (a TradingSessionID other than ALL or, by
+// security, its Symbol's; any TradingSessionSubID) is refused likewise
+// (MassCancelRejectReason 6, massCancelSession), never read as one of every
+// order. Every order the venue holds was entered with its instrument
 // named by Symbol alone, so a request about orders that names the
 // instrument otherwise is about none of them, though it names one by
 // ClOrdID (ignoring the field would act on an order the request does not

@@ -39,9 +39,10 @@ const (
 type massCancelRejectReason int
 
 const (
-	massCancelRejNotSupported    massCancelRejectReason = 0
-	massCancelRejInvalidSecurity massCancelRejectReason = 1
-	massCancelRejOther           massCancelRejectReason = 99
+	massCancelRejNotSupported          massCancelRejectReason = 0
+	massCancelRejInvalidSecurity       massCancelRejectReason = 1
+	massCancelRejInvalidTradingSession massCancelRejectReason = 6
+	massCancelRejOther                 massCancelRejectReason = 99
 )
 
 // massCancelResponse is FIX MassCancelResponse (531): the request type it

@@ -793,6 +793,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	clOrdID := fieldBytes(m, tag.ClOrdID)
 	typ := fieldBytes(m, tag.MassCancelRequestType)
 	var instID uint32
+	var sym []byte
 	reject := func(reason massCancelRejectReason, text string) { g.rejectMassCancel(s, m, reason, text) }
 	switch {
 	case len(clOrdID) == 0 || len(clOrdID) > venue.ClOrdIDLength:
@@ -800,7 +801,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		return
 	case len(typ) == 1 && typ[0] == massCancelAll:
 	case len(typ) == 1 && typ[0] == massCancelBySecurity:
-		sym := fieldBytes(m, tag.Symbol)
+		sym = fieldBytes(m, tag.Symbol)
 		if len(sym) == 0 {
 			// A security named otherwise (a SecurityID) is none of the
 			// venue's, as for an order: the Text names the field.
@@ -825,6 +826,10 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		instID = inst.ID
 	default:
 		reject(massCancelRejNotSupported, "MassCancelRequestType "+string(typ)+" is not supported (1 and 7 are)")
+		return
+	}
+	if text := massCancelSession(m, sym); text != "" {
+		reject(massCancelRejInvalidTradingSession, text)
 		return
 	}
 	account := fieldBytes(m, tag.Account)
@@ -864,6 +869,27 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	_ = cmd.SetClOrdID(clOrdID)
 	_ = cmd.SetAccount(account)
 	g.publish(s, seq)
+}
+
+// massCancelSession returns the Text of the refusal of a mass cancel whose
+// TradingSessionID (336) or TradingSessionSubID (625) restricts it to
+// orders the venue cannot tell apart, else "". An instrument's trading
+// session is named by its Symbol and ALL is the venue's (as
+// TradingSessionStatus names them), and an order trades in every phase of
+// it, so a mass cancel "in" another session, or in one phase (the closing
+// auction's orders, say), would cancel orders it does not describe if the
+// field were read as absent: it is refused and cancels nothing, as one by a
+// security named otherwise than by its Symbol is. ALL, and with
+// MassCancelRequestType 1 the Symbol's own session, ask nothing more.
+func massCancelSession(m *quickfix.Message, sym []byte) string {
+	if sub := fieldBytes(m, tag.TradingSessionSubID); sub != nil {
+		return "unsupported TradingSessionSubID (625) " + string(sub) + ": a mass cancel covers every phase of a trading session"
+	}
+	id := fieldBytes(m, tag.TradingSessionID)
+	if id == nil || string(id) == "ALL" || (len(sym) > 0 && bytes.Equal(id, sym)) {
+		return ""
+	}
+	return "unknown TradingSessionID (336) " + string(id) + ": a mass cancel's is ALL, or with MassCancelRequestType 1 its Symbol"
 }
 
 // Disconnected journals a SessionDisconnected command for the session, which
