@@ -828,7 +828,7 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 		reject(massCancelRejNotSupported, "MassCancelRequestType "+string(typ)+" is not supported (1 and 7 are)")
 		return
 	}
-	if text := massCancelSession(m, sym); text != "" {
+	if text := sessionQualifier(m, sym, "mass cancel", "MassCancelRequestType"); text != "" {
 		reject(massCancelRejInvalidTradingSession, text)
 		return
 	}
@@ -871,25 +871,25 @@ func (g *Gateway) onMassCancel(s *session, m *quickfix.Message, now int64) {
 	g.publish(s, seq)
 }
 
-// massCancelSession returns the Text of the refusal of a mass cancel whose
-// TradingSessionID (336) or TradingSessionSubID (625) restricts it to
-// orders the venue cannot tell apart, else "". An instrument's trading
-// session is named by its Symbol and ALL is the venue's (as
-// TradingSessionStatus names them), and an order trades in every phase of
-// it, so a mass cancel "in" another session, or in one phase (the closing
-// auction's orders, say), would cancel orders it does not describe if the
-// field were read as absent: it is refused and cancels nothing, as one by a
-// security named otherwise than by its Symbol is. ALL, and with
-// MassCancelRequestType 1 the Symbol's own session, ask nothing more.
-func massCancelSession(m *quickfix.Message, sym []byte) string {
+// sessionQualifier returns the Text of the refusal of a mass cancel or mass
+// status (request, its type field typeField) whose TradingSessionID (336) or
+// TradingSessionSubID (625) restricts it to orders the venue cannot tell
+// apart, else "". An instrument's trading session is named by its Symbol
+// and ALL is the venue's (as TradingSessionStatus names them), and an order
+// trades in every phase of it, so a request "in" another session, or in one
+// phase (the closing auction's orders, say), would act on or list orders it
+// does not describe if the field were read as absent: it is refused, as one
+// naming its security otherwise than by its Symbol is. ALL, and by security
+// (sym) the Symbol's own session, ask nothing more.
+func sessionQualifier(m *quickfix.Message, sym []byte, request, typeField string) string {
 	if sub := fieldBytes(m, tag.TradingSessionSubID); sub != nil {
-		return "unsupported TradingSessionSubID (625) " + string(sub) + ": a mass cancel covers every phase of a trading session"
+		return "unsupported TradingSessionSubID (625) " + string(sub) + ": a " + request + " covers every phase of a trading session"
 	}
 	id := fieldBytes(m, tag.TradingSessionID)
 	if id == nil || string(id) == "ALL" || (len(sym) > 0 && bytes.Equal(id, sym)) {
 		return ""
 	}
-	return "unknown TradingSessionID (336) " + string(id) + ": a mass cancel's is ALL, or with MassCancelRequestType 1 its Symbol"
+	return "unknown TradingSessionID (336) " + string(id) + ": a " + request + "'s is ALL, or with " + typeField + " 1 its Symbol"
 }
 
 // Disconnected journals a SessionDisconnected command for the session, which

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 // the session, from the gateway's open-order view (openorders.go), each with
 // MassStatusReqID (584) and TotNumReports (911), LastRptRequested (912=Y) on
 // the last; none open gives one report that says so (OrderID NONE, 911=0).
-// See "OrderMassStatusRequest" in docs/ARCHITECTURE.md.
+// A Side (54) restricts the reports to that side's orders; a Side the venue
+// has no orders of, or a trading session qualifier (sessionQualifier), is
+// refused with a BusinessMessageReject. See "OrderMassStatusRequest" in docs/ARCHITECTURE.md.
 
 // FIX MassStatusReqType (585) values the venue serves.
 const (
@@ -35,10 +38,12 @@ func (g *Gateway) onMassStatus(s *session, req *quickfix.Message) quickfix.Messa
 	reqID, _ := req.Body.GetString(tag.MassStatusReqID)
 	typ, _ := req.Body.GetString(tag.MassStatusReqType)
 	var instrumentID uint32
+	var sym string
 	switch typ {
 	case massStatusAll:
 	case massStatusBySecurity:
-		sym, err := req.Body.GetString(tag.Symbol)
+		var err error
+		sym, err = req.Body.GetString(tag.Symbol)
 		if err != nil || sym == "" {
 			// A security named otherwise (a SecurityID) is none of the
 			// venue's, as for an order: unknown, the Text naming the field.
@@ -61,12 +66,27 @@ func (g *Gateway) onMassStatus(s *session, req *quickfix.Message) quickfix.Messa
 	default:
 		return businessReject(businessRejOther, reqID, "MassStatusReqType "+typ+" is not supported (1 and 7 are)")
 	}
+	// A qualifier the reports cannot be restricted by is refused, never
+	// answered with every order as if it were absent (README, "FIX").
+	var side venue.Side // 0: either side
+	if b := fieldBytes(req, tag.Side); len(b) > 0 {
+		var ok bool
+		if side, ok = parseSide(b); !ok {
+			return businessReject(businessRejOther, reqID, "unsupported side "+string(b)+": a mass status's Side (54) is 1 (buy) or 2 (sell), or absent for both")
+		}
+	}
+	if text := sessionQualifier(req, []byte(sym), "mass status", "MassStatusReqType"); text != "" {
+		return businessReject(businessRejOther, reqID, text)
+	}
 	if !s.massStatusBusy.CompareAndSwap(false, true) {
 		return businessReject(businessRejOther, reqID, "a mass status is still being sent on this session")
 	}
 	account := fieldBytes(req, tag.Account)
 	g.awaitEarlierAnswers(s)
 	orders := g.open.snapshot(s.idx, instrumentID, account)
+	if side != 0 {
+		orders = slices.DeleteFunc(orders, func(o openOrder) bool { return o.side != side })
+	}
 	if len(orders) == 0 {
 		g.noOpenOrders(s, req, reqID)
 		s.massStatusBusy.Store(false)
