@@ -160,10 +160,21 @@ type riskSeen struct {
 // for good), and RiskSeen drops the figures of a subject that neither of
 // the last two reports published named. Two, not one: the latest may not
 // have reached outbound yet.
+//
+// The utilisation gauges of such a subject go too: it has no credit or
+// position limit (a report names every subject with one), so no ratio.
 func (g *Gateway) RiskReportPublished(seq int64) {
 	g.riskMu.Lock()
 	defer g.riskMu.Unlock()
 	g.riskSeen.rounds[0], g.riskSeen.rounds[1] = g.riskSeen.rounds[1], seq
+	for name, r := range g.riskSeen.reports {
+		if r.Figures && r.Seq < g.riskSeen.rounds[0] && (r.CreditLimit != 0 || r.PositionLimit != 0) {
+			g.metrics.risk.creditUse.DeleteLabelValues(name)
+			g.metrics.risk.positionUse.DeleteLabelValues(name)
+			r.CreditLimit, r.PositionLimit = 0, 0 // deleted once
+			g.riskSeen.reports[name] = r
+		}
+	}
 }
 
 func (g *Gateway) seeRisk(name string, change func(*RiskReport)) {
@@ -237,11 +248,17 @@ func (g *Gateway) onRiskUtilisation(e *venue.RiskUtilisation) {
 // seeReport takes a subject's figures into the gauges and the view.
 func (g *Gateway) seeReport(name string, rep RiskReport) {
 	m := g.metrics.risk
+	// A ratio needs its limit: without one (removed since the last
+	// report) the gauge goes, rather than keep the last ratio for good.
 	if l := rep.CreditLimit; l > 0 {
 		m.creditUse.WithLabelValues(name).Set(float64(rep.CreditUsed) / float64(l))
+	} else {
+		m.creditUse.DeleteLabelValues(name)
 	}
 	if l := rep.PositionLimit; l > 0 {
 		m.positionUse.WithLabelValues(name).Set(float64(rep.PositionUsed) / float64(l))
+	} else {
+		m.positionUse.DeleteLabelValues(name)
 	}
 	killed := 0.0
 	if rep.Killed {

@@ -690,3 +690,70 @@ func TestKilledSessionsCopiesNoLimit(t *testing.T) {
 		t.Fatalf("reading the kill switches allocates %.0f times with %d accounts of limits", allocs, accounts)
 	}
 }
+
+// TestRiskGaugesGoWithTheirLimit: a utilisation gauge is the figure over
+// its limit; once the limit is removed there is no ratio, and the gauge
+// goes, whether the subject is still reported (another limit, orders
+// open) or left out of the reports (nothing left to report). It stayed at
+// its last value for as long as the venue ran: an alert on a credit
+// utilisation near 1 went on firing for a limit no longer there.
+func TestRiskGaugesGoWithTheirLimit(t *testing.T) {
+	t.Parallel()
+	extra := `
+[risk]
+report_interval = "10ms"
+[[risk.session]]
+comp_id = "CLIENT1"
+credit_limit = 1000000
+max_position = 50
+[[risk.session]]
+comp_id = "CLIENT2"
+credit_limit = 1000000
+max_open_orders = 10
+`
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	c1, c2 := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	sendOrder(t, c1, order{id: "b1", side: "1", qty: "10", px: "95.00"})
+	expectER(t, c1, map[int]string{11: "b1", 150: "0"})
+	sendOrder(t, c2, order{id: "b2", side: "1", qty: "10", px: "95.00"})
+	expectER(t, c2, map[int]string{11: "b2", 150: "0"})
+	gauges := []string{
+		`fixvenue_risk_credit_utilisation_ratio{subject="session:CLIENT1"}`,
+		`fixvenue_risk_position_utilisation_ratio{subject="session:CLIENT1"}`,
+		`fixvenue_risk_credit_utilisation_ratio{subject="session:CLIENT2"}`,
+	}
+	waitGauges := func(present bool) {
+		t.Helper()
+		var text string
+		for deadline := time.Now().Add(readWait); ; time.Sleep(20 * time.Millisecond) {
+			text = scrape(t, s)
+			n := 0
+			for _, g := range gauges {
+				if strings.Contains(text, g) == present {
+					n++
+				}
+			}
+			if n == len(gauges) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("gauges present=%v not all so within %v:\n%s", present, readWait, grepLines(text, "fixvenue_risk"))
+			}
+		}
+	}
+	waitGauges(true)
+	// CLIENT1 cancels its order and loses both limits: nothing is left to
+	// report, and its reports stop. CLIENT2 keeps its order and its open
+	// order limit: it is still reported, without a credit limit.
+	if err := c1.Send("F", fixclient.F(11, "b1x"), fixclient.F(41, "b1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c1, map[int]string{11: "b1x", 150: "4"})
+	for _, l := range []struct{ session, limit string }{{"CLIENT1", "credit_limit"}, {"CLIENT1", "max_position"}, {"CLIENT2", "credit_limit"}} {
+		if status, body := riskPost(t, s, "/risk/limit", url.Values{"session": {l.session}, "limit": {l.limit}, "value": {gateway.LimitNone}}); status != 200 {
+			t.Fatalf("removing %s of %s: %d %s", l.limit, l.session, status, body)
+		}
+	}
+	waitGauges(false)
+}
