@@ -323,27 +323,37 @@ func (b *Batches) Add(m *Message, emit func(Event) error) error {
 // SummarizeStream reads the whole stream and checks that it is this
 // venue's event stream without a gap: batches of consecutive events from
 // event 1, each batch's parts complete. A last batch not complete yet is
-// left out (the stream is behind).
-func SummarizeStream(ctx context.Context, js jetstream.JetStream, stream string) (Summary, error) {
+// left out (the stream is behind). With limit positive it summarizes the
+// stream's first limit events at most, and reads no further.
+func SummarizeStream(ctx context.Context, js jetstream.JetStream, stream string, limit int64) (Summary, error) {
 	sum := Summary{LastCauseSeq: -1}
 	d := xxhash.New()
 	b := Batches{Next: 1}
 	err := ReadStream(ctx, js, stream, 1, nil, false, func(m *Message) error {
 		err := b.Add(m, func(ev Event) error {
+			if limit > 0 && sum.Events == limit {
+				return errSummarized
+			}
 			_, _ = d.Write(ev.Bytes)
 			sum.Events++
 			sum.LastEventSeq = ev.EventSeq
 			sum.LastCauseSeq = int64(ev.CauseSeq)
 			return nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errSummarized) {
 			return fmt.Errorf("stream %s: %w", stream, err)
 		}
-		return nil
+		return err
 	})
+	if errors.Is(err, errSummarized) {
+		err = nil
+	}
 	sum.Hash = d.Sum64()
 	return sum, err
 }
+
+// errSummarized stops SummarizeStream at its limit.
+var errSummarized = errors.New("eventstream: summarized as far as asked")
 
 // SummarizeJournal replays the journal in dir into a fresh matcher and
 // summarizes its events. When prefix is positive, PrefixHash is the hash of

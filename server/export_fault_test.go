@@ -142,7 +142,7 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 		t.Fatalf("LastEvent of a stream with a gap: %v", err)
 	}
 	orderCountsAnExportError(t, s, c, "a stream with a gap")
-	if _, err := eventstream.SummarizeStream(ctx, js, cfg.ExportStream()); err == nil || !strings.Contains(err.Error(), "gap") {
+	if _, err := eventstream.SummarizeStream(ctx, js, cfg.ExportStream(), 0); err == nil || !strings.Contains(err.Error(), "gap") {
 		t.Fatalf("verify of a stream with a gap: %v", err)
 	}
 }
@@ -259,7 +259,7 @@ func verifyAt(t *testing.T, s *Server, url string) eventstream.Summary {
 	js := natstest.JetStream(t, url)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		stream, err := eventstream.SummarizeStream(ctx, js, s.cfg.ExportStream())
+		stream, err := eventstream.SummarizeStream(ctx, js, s.cfg.ExportStream(), 0)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -351,7 +351,7 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if partial, err := eventstream.SummarizeStream(ctx, js, stream); err != nil || partial.LastEventSeq != cut.First-1 {
+	if partial, err := eventstream.SummarizeStream(ctx, js, stream, 0); err != nil || partial.LastEventSeq != cut.First-1 {
 		t.Fatalf("the cut stream: %s, %v; want it to end at event %d, before the partial batch", partial, err, cut.First-1)
 	}
 

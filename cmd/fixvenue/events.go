@@ -442,7 +442,7 @@ func eventsVerify(cfg *config.Config, natsURL, stream string, w io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 	defer cancel()
 	done := make(chan verified, 1)
-	go func() { done <- summarize(ctx, cfg, natsURL, stream) }()
+	go func() { done <- summarize(ctx, cfg, natsURL, stream, os.Stderr) }()
 	var v verified
 	select {
 	case sig := <-sigs:
@@ -465,7 +465,7 @@ func eventsVerify(cfg *config.Config, natsURL, stream string, w io.Writer) int {
 
 // summarize reads the stream on NATS and replays the journal of cfg's
 // data directory, for eventsVerify.
-func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string) (v verified) {
+func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string, progress io.Writer) (v verified) {
 	js, nc, err := dialJetStream(cfg, natsURL)
 	if err != nil {
 		v.err = err
@@ -478,9 +478,44 @@ func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string) 
 	if _, v.err = server.CheckTermsRecord(cfg); v.err != nil {
 		return v
 	}
-	if v.stream, v.err = eventstream.SummarizeStream(ctx, js, stream); v.err != nil {
+	if v.stream, v.err = eventstream.SummarizeStream(ctx, js, stream, 0); v.err != nil {
 		return v
 	}
 	v.journal, v.prefix, v.err = eventstream.SummarizeJournal(filepath.Join(cfg.Venue.DataDir, "journal"), server.MatcherConfig(cfg), v.stream.Events)
+	if v.err != nil || v.stream.Events >= v.journal.Events || (v.stream.Events > 0 && v.stream.Hash != v.prefix) {
+		return v
+	}
+	// The stream matches the start of the journal and is behind it. A
+	// venue that runs journals on while the stream is read, and the journal
+	// replayed after it: the export follows within its batch interval. The
+	// stream is read again, for up to verifyCatchUpWait, until it holds
+	// the journal's events, and its first as many are compared; one still
+	// behind then is behind (a mismatch).
+	fmt.Fprintf(progress, "fixvenue events verify: the stream is %d events behind the journal (a running venue?): "+
+		"waiting up to %v for the export to reach event %d\n", v.journal.Events-v.stream.Events, verifyCatchUpWait, v.journal.Events)
+	for deadline := time.Now().Add(verifyCatchUpWait); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			v.err = ctx.Err()
+			return v
+		case <-time.After(verifyCatchUpPoll):
+		}
+		s, err := eventstream.SummarizeStream(ctx, js, stream, v.journal.Events)
+		if err != nil {
+			v.err = err
+			return v
+		}
+		if s.Events == v.journal.Events {
+			v.stream = s
+			return v
+		}
+	}
 	return v
 }
+
+// verifyCatchUpWait bounds how long `events verify` waits for a stream
+// behind the journal to reach it, read again every verifyCatchUpPoll.
+const (
+	verifyCatchUpWait = 10 * time.Second
+	verifyCatchUpPoll = 200 * time.Millisecond
+)

@@ -189,6 +189,44 @@ func TestServeLogNamesTheEmbeddedNATS(t *testing.T) {
 	}
 }
 
+// TestEventsVerifyBesideATradingVenue: `events verify` run while orders
+// flow says OK: the journal replayed after the stream was read holds
+// events the export had not published yet, and verify reads the stream
+// again until it holds them (README, "Event stream"), where it said the
+// stream was behind and exited 1.
+func TestEventsVerifyBesideATradingVenue(t *testing.T) {
+	t.Parallel()
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
+	v := startVenue(t, cfgPath)
+	load := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "2", "--rate", "400", "--mix", "mixed",
+		"--duration", "6s", "--warmup", "0s", "--p99-max", "1m", "--json", "--quiet")
+	if err := load.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = load.Process.Kill(); _ = load.Wait() })
+	js := natstest.JetStream(t, v.ready.NATSURL)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Orders flow once the stream holds a few hundred events.
+	for {
+		sum, err := eventstream.SummarizeStream(ctx, js, "FIXVENUE_VENUE", 0)
+		if err == nil && sum.Events >= 300 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the stream did not reach 300 events: %v, %+v\n%s", err, sum, v.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := exec.CommandContext(ctx, binPath, "events", "verify", "--config", cfgPath, "--nats", v.ready.NATSURL).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK:") {
+		t.Fatalf("events verify while orders flow: %v\n%s", err, out)
+	}
+	if err := load.Wait(); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+}
+
 // TestEventsVerifyOfAPurgedStream: a stream whose messages were purged
 // keeps its last sequence; `events verify` says its messages were removed
 // (a gap) instead of waiting for a message at that sequence until its
@@ -884,7 +922,7 @@ func TestEventsTailSaysWhatTheStreamNoLongerHolds(t *testing.T) {
 		}
 		next = restingOrderAt(t, v.fixAddr, next, fmt.Sprintf("o%d", i))
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			sum, err := eventstream.SummarizeStream(ctx, js, "FIXVENUE_VENUE")
+			sum, err := eventstream.SummarizeStream(ctx, js, "FIXVENUE_VENUE", 0)
 			if err == nil && sum.Events == int64(i+1) {
 				break
 			}
