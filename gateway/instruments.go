@@ -148,5 +148,10 @@ func (t *instrumentTable) replacing(in *Instrument) *instrumentTable {
 // Knows reports whether the gateway lists an instrument.
 func (g *Gateway) Knows(id uint32) bool { return g.byID(id) != nil }
 
+// ListsSymbol reports whether the gateway lists an instrument under symbol
+// (FIX market data asks it of a symbol its depth cache does not hold yet:
+// fixmd.Lister).
+func (g *Gateway) ListsSymbol(symbol string) bool { return g.bySymbol(symbol) != nil }
+
 // InstrumentCount returns how many instruments the gateway lists now.
 func (g *Gateway) InstrumentCount() int { return len(g.instruments.Load().list) }

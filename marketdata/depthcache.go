@@ -3,6 +3,7 @@ package marketdata
 import (
 	"errors"
 	"sync"
+	"time"
 )
 
 // UpdateListener hears of every instrument whose book, trades or status
@@ -61,7 +62,10 @@ type DepthCache struct {
 	listMu   sync.RWMutex
 	books    map[InstrumentID]*cachedBook
 	bySymbol map[string]InstrumentID
-	notify   func(InstrumentID)
+	// added is closed, and replaced, when a book is added (under listMu),
+	// which wakes AwaitLookup.
+	added  chan struct{}
+	notify func(InstrumentID)
 }
 
 type cachedBook struct {
@@ -81,7 +85,7 @@ func NewDepthCache(instruments []InstrumentDef, depthMax int, notify func(Instru
 		return nil, ErrDepthTooLarge
 	}
 	c := &DepthCache{depthMax: depthMax, books: make(map[InstrumentID]*cachedBook, len(instruments)),
-		bySymbol: make(map[string]InstrumentID, len(instruments)), notify: notify}
+		bySymbol: make(map[string]InstrumentID, len(instruments)), added: make(chan struct{}), notify: notify}
 	for _, d := range instruments {
 		c.books[d.ID] = &cachedBook{def: d, state: InstrumentState{Def: d, Status: d.Status},
 			bids: make([]Level, 0, depthMax), asks: make([]Level, 0, depthMax)}
@@ -120,6 +124,8 @@ func (c *DepthCache) add(d InstrumentDef) *cachedBook {
 	c.listMu.Lock()
 	c.books[d.ID] = b
 	c.bySymbol[d.Symbol] = d.ID
+	close(c.added)
+	c.added = make(chan struct{})
 	c.listMu.Unlock()
 	return b
 }
@@ -133,6 +139,33 @@ func (c *DepthCache) Lookup(symbol string) (InstrumentDef, bool) {
 		return InstrumentDef{}, false
 	}
 	return c.books[id].def, true
+}
+
+// AwaitLookup is Lookup that waits, at most timeout, for the book of an
+// instrument the cache does not hold yet: one the venue has just listed,
+// whose addition the feed has not yet applied (the cache learns it at its
+// first update, after the feed's batch; the FIX gateway knows it earlier).
+func (c *DepthCache) AwaitLookup(symbol string, timeout time.Duration) (InstrumentDef, bool) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.listMu.RLock()
+		id, ok := c.bySymbol[symbol]
+		var def InstrumentDef
+		if ok {
+			def = c.books[id].def
+		}
+		added := c.added
+		c.listMu.RUnlock()
+		if ok {
+			return def, true
+		}
+		select {
+		case <-added:
+		case <-deadline.C:
+			return InstrumentDef{}, false
+		}
+	}
 }
 
 // Depth is a copy of the top of one instrument's book.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -362,4 +364,71 @@ func TestMarketDataRequestWithMarketDataOff(t *testing.T) {
 	// The session goes on.
 	sendOrder(t, c, order{id: "after", side: "1", qty: "1", px: "99.00", tif: "0"})
 	expectER(t, c, map[int]string{11: "after", 150: "0"})
+}
+
+// TestMarketDataOfAnInstrumentJustAdded: a client that asks for the market
+// data of an instrument as soon as the venue tells it of its addition
+// (TradingSessionStatus 325=Y) gets its snapshot, never "unknown symbol":
+// the gateway, which sends that status and takes orders for the
+// instrument, learns it before the feed has applied the addition, which
+// is when FIX market data's depth cache learns it. The race is narrow, so
+// the test adds instruments until it has met it often enough.
+func TestMarketDataOfAnInstrumentJustAdded(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	withMarketData(t, cfg)
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for i := range 40 {
+		sym := fmt.Sprintf("NEW%d", i)
+		body := fmt.Sprintf(`{"reason":"listing","symbol":%q,"tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,"ref_price":"10.00","band_percent":10}`, sym)
+		// The admin call answers once FIX market data knows the
+		// instrument; the session is told of it before that.
+		added := make(chan string, 1)
+		go func() { added <- postInstrument(s, body) }()
+		if _, err := c.Expect(readWait, "h", map[int]string{336: sym}); err != nil {
+			t.Fatalf("no TradingSessionStatus for the added %s: %v (admin: %s)", sym, err, <-added)
+		}
+		if err := c.Send("V", fixclient.F(262, "md-"+sym), fixclient.F(263, "0"), fixclient.F(264, "1"),
+			fixclient.F(267, "1"), fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, sym)); err != nil {
+			t.Fatal(err)
+		}
+		answered := false
+		for range 10 { // the answer, behind the other sessions' statuses at most
+			m, err := c.Read(readWait)
+			if err != nil {
+				t.Fatalf("no answer to the request for %s: %v", sym, err)
+			}
+			if m.Get(262) != "md-"+sym {
+				continue
+			}
+			if m.Type() != "W" || m.Get(55) != sym {
+				t.Fatalf("request for %s, told of its addition: %s", sym, m)
+			}
+			answered = true
+			break
+		}
+		if !answered {
+			t.Fatalf("no answer to the request for %s", sym)
+		}
+		if got := <-added; got != "200" {
+			t.Fatalf("add %s: %s", sym, got)
+		}
+	}
+}
+
+// postInstrument adds an instrument through the admin API and returns the
+// answer's status, or the error (from any goroutine).
+func postInstrument(s *Server, body string) string {
+	req, err := http.NewRequest("POST", "http://"+s.AdminAddr()+"/v1/instruments", strings.NewReader(body))
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	return strconv.Itoa(resp.StatusCode)
 }

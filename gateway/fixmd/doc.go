@@ -79,6 +79,11 @@
 // Handle for each V (gateway.Gateway.Handle) and SessionEnded when a session
 // ends, which drops its subscriptions. A venue whose market data is off
 // registers Off instead, which refuses each V with a Y naming its MDReqID.
+// An instrument added while the venue runs is known to the gateway (which
+// tells the sessions of it and takes its orders) before the feed has
+// applied its addition, which is when the cache learns it: a request for a
+// symbol the gateway lists (Lister) and the cache does not hold yet waits
+// for the cache, a second at most, rather than being refused as unknown.
 //
 // # Slow readers
 //

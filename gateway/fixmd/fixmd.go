@@ -38,6 +38,22 @@ type Backlog interface {
 	MarketDataBacklogged(sessionIdx uint16) bool
 }
 
+// Lister is what a Sender may also tell (*gateway.Gateway does): whether
+// the venue lists an instrument under a symbol. The gateway learns an
+// instrument added while the venue runs before the feed has applied its
+// addition, which is when the depth cache learns it; a request for such a
+// symbol waits for the cache (listedWait at most) rather than being
+// refused as unknown, as soon as the venue has told the session of the
+// instrument (TradingSessionStatus 325=Y).
+type Lister interface {
+	ListsSymbol(symbol string) bool
+}
+
+// listedWait bounds how long a request waits for the depth cache to learn
+// an instrument the venue lists (Lister): the feed applies the addition
+// once it is durable, within a batch.
+const listedWait = time.Second
+
 // heldRetry is how often the refreshes held for a backlogged session are
 // tried again while no change wakes Run.
 const heldRetry = 10 * time.Millisecond
@@ -67,6 +83,7 @@ type entryTypes struct{ bids, offers, imbalance bool }
 type Handler struct {
 	out     Sender
 	backlog Backlog // nil: out does not tell
+	lister  Lister  // nil: out does not tell
 	cache   *marketdata.DepthCache
 	mu      sync.Mutex
 	sendMu  sync.Mutex
@@ -107,10 +124,12 @@ func New(defs []marketdata.InstrumentDef) (*Handler, error) {
 func (f *Handler) Cache() *marketdata.DepthCache { return f.cache }
 
 // Attach sets where answers go (and, when out is a Backlog, which sessions
-// must wait for their refreshes).
+// must wait for their refreshes; when it is a Lister, which symbols the
+// venue lists before the cache has their books).
 func (f *Handler) Attach(out Sender) {
 	f.out = out
 	f.backlog, _ = out.(Backlog)
+	f.lister, _ = out.(Lister)
 }
 
 // Stop ends Run.
@@ -337,6 +356,9 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 	var defs []marketdata.InstrumentDef
 	for _, sym := range syms {
 		def, ok := f.cache.Lookup(sym)
+		if !ok && f.lister != nil && f.lister.ListsSymbol(sym) {
+			def, ok = f.cache.AwaitLookup(sym, listedWait)
+		}
 		if !ok {
 			f.reject(idx, reqID, mdRejUnknownSymbol, "unknown symbol "+sym)
 			return nil
