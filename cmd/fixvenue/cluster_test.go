@@ -649,34 +649,29 @@ func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), 
 		cl.Close()
 		<-done
 	}
-	for n := 0; ; n++ {
-		if n < clusterRoundOrdersMax {
-			id := fmt.Sprintf("%s-%s-%d", c.comp, tag, n)
-			c.sentList = append(c.sentList, id)
-			if err := sendPacedOrder(cl, id, n); err != nil {
-				break
-			}
-			select {
-			case <-done:
-				return
-			case <-stop:
-				logOut()
-				return
-			default:
-			}
-			continue
+	for n := range clusterRoundOrdersMax {
+		id := fmt.Sprintf("%s-%s-%d", c.comp, tag, n)
+		c.sentList = append(c.sentList, id)
+		if err := sendPacedOrder(cl, id, n); err != nil {
+			cl.Close()
+			<-done
+			return
 		}
-		// The round's orders are sent: its end is waited for.
 		select {
 		case <-done:
 			return
 		case <-stop:
 			logOut()
 			return
+		default:
 		}
 	}
-	cl.Close()
-	<-done
+	// The round's orders are sent: its end is waited for.
+	select {
+	case <-done:
+	case <-stop:
+		logOut()
+	}
 }
 
 // round connects every client, verifies earlier acknowledgements, and
