@@ -1041,6 +1041,7 @@ func (c *ClusterNode) registerMetrics() {
 		}
 	}
 	ts := c.tr.Stats()
+	id := float64(c.cfg.Cluster.NodeID) // read here: serve replaces c.cfg
 	c.commitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_cluster_commit_seconds",
 		Help:    "Leader: time from proposing a batch to a quorum having it on disk.",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16)})
@@ -1061,6 +1062,18 @@ func (c *ClusterNode) registerMetrics() {
 			st(func(s cluster.NodeStatus) float64 { return float64(s.Term) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_leader", Help: "Id of the leader this node knows (0: none)."},
 			st(func(s cluster.NodeStatus) float64 { return float64(s.Lead) })),
+		// The node's own id and role, so that a scrape of one node says
+		// whether it leads without the mapping of scrape targets to ids.
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_node_id", Help: "This node's id (cluster.node_id)."},
+			func() float64 { return id }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_serving",
+			Help: "1 while this node leads and its venue takes orders (/cluster/status \"serving\"), else 0."},
+			func() float64 {
+				if c.Server() != nil {
+					return 1
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_commit_index", Help: "Raft commit index."},
 			st(func(s cluster.NodeStatus) float64 { return float64(s.Commit) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_applied_index", Help: "Raft index applied on this node."},

@@ -1201,6 +1201,9 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 				id, leaderCommit, out)
 		}
 	}
+	// Each node's status /metrics says its own id and whether it serves,
+	// beside the leader it knows: a scrape of one node tells its role.
+	h.checkRoleMetrics(l)
 	// A follower's admin API refuses every call, saying which node leads.
 	f := (l + 1) % 3
 	var followerAdmin string
@@ -1285,6 +1288,7 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // trading on the new leader
 	h.endRound(wait)
+	h.checkRoleMetrics(to)
 	select {
 	case <-h.procs[l].exited:
 		t.Fatalf("the old leader exited after the transfer:\n%s", lastLines(h.procs[l].logs(), 20))
@@ -1304,6 +1308,32 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	h.start(to)
 	h.converge(20 * time.Second)
 	h.finish()
+}
+
+// checkRoleMetrics waits until every node's status /metrics names node
+// l+1 the leader and then checks each one's fixvenue_cluster_node_id and
+// fixvenue_cluster_serving (1 on the leader alone).
+func (h *clusterHarness) checkRoleMetrics(l int) {
+	h.t.Helper()
+	for i := range h.status {
+		eventually(h.t, fmt.Sprintf("node %d's role in its metrics", i+1), func() error {
+			m := metricstest.Scrape(h.t, h.status[i])
+			want := 0.0
+			if i == l {
+				want = 1
+			}
+			if got := metricstest.Float(h.t, m, "fixvenue_cluster_leader"); got != float64(l+1) {
+				return fmt.Errorf("fixvenue_cluster_leader %v, want %d", got, l+1)
+			}
+			if got := metricstest.Float(h.t, m, "fixvenue_cluster_node_id"); got != float64(i+1) {
+				return fmt.Errorf("fixvenue_cluster_node_id %v, want %d", got, i+1)
+			}
+			if got := metricstest.Float(h.t, m, "fixvenue_cluster_serving"); got != want {
+				return fmt.Errorf("fixvenue_cluster_serving %v, want %v", got, want)
+			}
+			return nil
+		})
+	}
 }
 
 // TestClusterTransferNeedsAnOperatorToken: a leadership transfer deposes
