@@ -83,6 +83,10 @@ type Replica struct {
 	// Admin, when set, is where the venue's admin API accepts: a view of
 	// the node's admin socket (ops.Config.Listener).
 	Admin net.Listener
+	// FIXSocket, when set, is the FIX listening socket the follower's gate
+	// answered on (followerGate.HandOver): the edge accepts on it rather
+	// than bind the address again (edge.Config.Socket).
+	FIXSocket *net.TCPListener
 	// Leader says which node leads once this one is deposed, and its admin
 	// address (ops.Config.Leader).
 	Leader func() (text, adminAddr string)
@@ -710,12 +714,20 @@ func (c *ClusterNode) serve(next uint64) {
 		return
 	default:
 	}
-	c.gate.Close()
+	// The gate stops answering as a follower; its socket stays open, its
+	// queued connections with it, for the venue's edge (Replica.FIXSocket).
+	sock := c.gate.HandOver()
+	closeSock := func() {
+		if sock != nil {
+			sock.Close() // the venue's edge, if it took it, closed it already
+		}
+	}
 	// The runner no longer applies commands: the progress is final. Saved
 	// before the schedule reads it (ops.Start), so that it runs only the
 	// transitions after the old leader's last one.
 	if c.cfg.Schedule.Enabled {
 		if err := c.schedule.save(c.cfg.Venue.DataDir, c.cfg.Schedule); err != nil {
+			closeSock()
 			c.fail(fmt.Errorf("cluster: the schedule's progress: %w", err))
 			return
 		}
@@ -727,7 +739,8 @@ func (c *ClusterNode) serve(next uint64) {
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
-		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases()}
+		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases(),
+		FIXSocket: sock}
 	if c.adminL != nil {
 		c.venueView = c.adminL.view()
 		opts.Replica.Admin = c.venueView
@@ -749,6 +762,7 @@ func (c *ClusterNode) serve(next uint64) {
 		err = srv.Start()
 	}
 	if err != nil {
+		closeSock()
 		c.fail(fmt.Errorf("cluster: starting to lead: %w", err))
 		return
 	}

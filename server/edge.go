@@ -146,6 +146,9 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	if s.sessCtl != nil {
 		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)
 	}
+	if r := s.opts.Replica; r != nil {
+		ec.Socket = r.FIXSocket
+	}
 	l, err := edge.Listen(ec)
 	if err != nil {
 		return nil, err

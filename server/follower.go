@@ -19,8 +19,9 @@ import (
 // leader's FIX address, so that a client tries the next address it knows
 // (README, "Cluster: three replicas").
 type followerGate struct {
-	ln     net.Listener
-	leader func() string // the leader's FIX address, "" while none is known
+	ln     net.Listener     // tcp, or TLS over it
+	tcp    *net.TCPListener // the socket, which HandOver gives the venue
+	leader func() string    // the leader's FIX address, "" while none is known
 	log    *slog.Logger
 	wg     sync.WaitGroup // the accept loop
 	conns  *connset.Set
@@ -29,6 +30,9 @@ type followerGate struct {
 	// followerConnsMax and keep every client from hearing of the leader.
 	mu       sync.Mutex
 	bySource map[netip.Addr]int
+	// given: HandOver gave the socket away (Close leaves it open); closed:
+	// Close closed it (HandOver has none to give). Under mu.
+	given, closed bool
 }
 
 // Bounds of the gate: one Logon per connection, read within followerReadWait.
@@ -46,12 +50,13 @@ func startFollowerGate(addr string, tlsConfig *tls.Config, leader func() string,
 	if err != nil {
 		return nil, err
 	}
+	tcp := ln.(*net.TCPListener)
 	if tlsConfig != nil {
 		// The leader's port takes TLS only; so does a follower's, which
 		// names the leader to TLS clients (a plain one answered plain text).
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	g := &followerGate{ln: ln, leader: leader, log: log, conns: connset.New(followerConnsMax), bySource: map[netip.Addr]int{}}
+	g := &followerGate{ln: ln, tcp: tcp, leader: leader, log: log, conns: connset.New(followerConnsMax), bySource: map[netip.Addr]int{}}
 	g.wg.Add(1)
 	go g.serve()
 	return g, nil
@@ -62,7 +67,10 @@ func (g *followerGate) serve() {
 	for {
 		c, err := g.ln.Accept()
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			g.mu.Lock()
+			ended := g.given || g.closed
+			g.mu.Unlock()
+			if ended || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -144,12 +152,44 @@ func (g *followerGate) refuse(c net.Conn) {
 // Addr is the bound FIX address.
 func (g *followerGate) Addr() string { return g.ln.Addr().String() }
 
-// Close stops accepting and ends every open connection.
+// Close stops accepting and ends every open connection; it closes the
+// socket unless HandOver gave it away.
 func (g *followerGate) Close() {
-	g.ln.Close()
+	g.mu.Lock()
+	given := g.given
+	g.closed = true
+	g.mu.Unlock()
+	if !given {
+		g.ln.Close()
+	}
 	g.conns.Close()
 	g.wg.Wait()
 	g.conns.Wait()
+}
+
+// HandOver stops accepting, ends every open connection and returns the
+// listening socket, open, for the venue's FIX edge to accept on
+// (edge.Config.Socket): closing it and binding the address again would
+// refuse the clients that dial in between and reset the connections the
+// kernel had queued for it, at every promotion (docs/ARCHITECTURE.md,
+// "Cluster"). Nil when Close closed it already.
+func (g *followerGate) HandOver() *net.TCPListener {
+	g.mu.Lock()
+	if g.closed || g.given {
+		g.mu.Unlock()
+		return nil
+	}
+	g.given = true
+	g.mu.Unlock()
+	// A deadline in the past ends the Accept under way; the loop sees
+	// given and returns. Connections the kernel queued meanwhile stay
+	// queued for the edge.
+	_ = g.tcp.SetDeadline(time.Unix(1, 0))
+	g.wg.Wait()
+	_ = g.tcp.SetDeadline(time.Time{})
+	g.conns.Close()
+	g.conns.Wait()
+	return g.tcp
 }
 
 func formatID(id uint64) string { return strconv.FormatUint(id, 10) }

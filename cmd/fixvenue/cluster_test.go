@@ -674,6 +674,27 @@ func (c *clusterClient) trade(cl *fixclient.Client, tag string, started func(), 
 	}
 }
 
+// dialUntil connects to addr every 0.5 ms, from 127.0.0.2 (the edge bounds
+// each source's accepts), closing each connection at once, until stop;
+// it returns the dials and how many were refused.
+func dialUntil(addr string, stop <-chan struct{}) (counts [2]int) {
+	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	for {
+		select {
+		case <-stop:
+			return counts
+		case <-time.After(500 * time.Microsecond):
+		}
+		counts[0]++
+		c, err := d.Dial("tcp", addr)
+		if errors.Is(err, unix.ECONNREFUSED) {
+			counts[1]++
+		} else if err == nil {
+			c.Close()
+		}
+	}
+}
+
 // round connects every client, verifies earlier acknowledgements, and
 // starts trading; it returns when all trade, and wait() when all stopped.
 func (h *clusterHarness) round(tag string, verifyAll bool) (wait func()) {
@@ -1273,6 +1294,12 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	wait := h.round("transfer", false)
 	time.Sleep(500 * time.Millisecond) // trading
 	to := (l + 1) % 3
+	// The node taking over keeps its FIX socket from follower to leader:
+	// a client dialling it meanwhile is never refused (docs/ARCHITECTURE.md,
+	// "Cluster").
+	stopDialling := make(chan struct{})
+	dialled := make(chan [2]int, 1)
+	go func() { dialled <- dialUntil(h.fix[to], stopDialling) }()
 	if out, err := transfer(h.cfgs[2], to); err != nil {
 		t.Fatalf("cluster transfer: %v\n%s", err, out)
 	}
@@ -1287,6 +1314,12 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond) // trading on the new leader
+	close(stopDialling)
+	if d := <-dialled; d[1] != 0 {
+		t.Errorf("%d of %d connections to node %d's FIX address refused while it took over", d[1], d[0], to+1)
+	} else {
+		t.Logf("%d connections to node %d's FIX address while it took over, none refused", d[0], to+1)
+	}
 	h.endRound(wait)
 	h.checkRoleMetrics(to)
 	select {

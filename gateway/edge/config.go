@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/tlsserver"
@@ -56,6 +57,12 @@ func (k SessionKey) String() string {
 type Config struct {
 	// Address is "host:port"; port 0 picks a free port (see Listener.Port).
 	Address string
+	// Socket, when set, is the listening socket to accept on, bound
+	// already (at Address), instead of binding one: a cluster node's,
+	// which answered FIX clients as a follower and keeps answering them
+	// as the leader, so that a client dialling it meanwhile is never
+	// refused. The Listener owns it from then on (Close closes it).
+	Socket *net.TCPListener
 	// BeginStrings a Logon may use; default {"FIX.4.4"}.
 	BeginStrings []string
 	// MessageBytesMax is the largest BodyLength (9) accepted; a larger claim

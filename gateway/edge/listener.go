@@ -55,13 +55,17 @@ func Listen(cfg Config) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Address)
-	if err != nil {
-		return nil, fmt.Errorf("edge: %w", err)
+	tcp := cfg.Socket
+	if tcp == nil {
+		ln, err := net.Listen("tcp", cfg.Address)
+		if err != nil {
+			return nil, fmt.Errorf("edge: %w", err)
+		}
+		tcp = ln.(*net.TCPListener)
 	}
 	l := &Listener{
 		cfg:         cfg,
-		tcp:         ln.(*net.TCPListener),
+		tcp:         tcp,
 		epoch:       time.Now(),
 		ready:       make(chan *Conn, readyQueueMax),
 		done:        make(chan struct{}),
