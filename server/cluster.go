@@ -263,7 +263,8 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	if cfg.Admin.Enabled() {
 		adminAddr = cfg.Admin.Addr
 	}
-	inherited := sortInherited(opts.Inherited, map[string]string{InheritedStatus: self.StatusAddr, InheritedAdmin: adminAddr})
+	inherited := sortInherited(opts.Inherited, map[string]string{InheritedStatus: self.StatusAddr, InheritedAdmin: adminAddr,
+		InheritedFIX: self.FIXAddr})
 	lock, err := lockDataDir(cfg.Venue.DataDir)
 	if err != nil {
 		return nil, err
@@ -377,7 +378,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 			gateTLS.ClientAuth = tls.VerifyClientCertIfGiven
 		}
 	}
-	if c.gate, err = startFollowerGate(self.FIXAddr, gateTLS, c.leaderFIX, c.log); err != nil {
+	if c.gate, err = startFollowerGate(self.FIXAddr, inherited[InheritedFIX], gateTLS, c.leaderFIX, c.log); err != nil {
 		c.tr.Close()
 		c.node.Close()
 		return nil, fmt.Errorf("cluster fix_addr: %w", err)
@@ -1176,6 +1177,7 @@ func (c *ClusterNode) awaitPromotion() bool {
 const (
 	InheritedAdmin  = "admin"
 	InheritedStatus = "status"
+	InheritedFIX    = "fix"
 )
 
 // PrepareRestart is what a node deposed by a leadership transfer does
@@ -1236,6 +1238,25 @@ func (c *ClusterNode) PrepareRestart(timeout time.Duration) map[string]uintptr {
 		fds[InheritedStatus] = fd
 	} else {
 		c.log.Warn("the status socket is not handed to the restarted process", "err", err)
+	}
+	// The FIX socket likewise, once its sessions are logged out: the
+	// venue's edge (or, deposed while it started to lead, the follower's
+	// gate) stops accepting and leaves it open, and the logons the kernel
+	// queues meanwhile are answered by the follower's gate, naming the
+	// leader.
+	var fix *net.TCPListener
+	if srv := c.Server(); srv != nil {
+		fix = srv.releaseFIXSocket()
+	}
+	if fix == nil {
+		fix = c.gate.HandOver()
+	}
+	if fix != nil {
+		if fd, err := execFile(fix); err == nil {
+			fds[InheritedFIX] = fd
+		} else {
+			c.log.Warn("the FIX socket is not handed to the restarted process", "err", err)
+		}
 	}
 	return fds
 }

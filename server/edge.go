@@ -122,6 +122,15 @@ func (p edgePacer) Disconnect(id quickfix.SessionID, written <-chan struct{}) {
 // the process restarts.
 func (s *Server) RefuseLogons(text func() string) { s.fixRefusal.Store(&text) }
 
+// releaseFIXSocket stops the FIX edge accepting and returns its listening
+// socket, left open (edge.Listener.Release); nil without one.
+func (s *Server) releaseFIXSocket() *net.TCPListener {
+	if s.edge == nil {
+		return nil
+	}
+	return s.edge.Release()
+}
+
 // listenEdge binds the FIX edge and registers its counters as metrics.
 func (s *Server) listenEdge() (net.Listener, error) {
 	ec, err := EdgeConfig(s.cfg)

@@ -45,12 +45,19 @@ const (
 	followerConnsPerSourceMax = 64
 )
 
-func startFollowerGate(addr string, tlsConfig *tls.Config, leader func() string, log *slog.Logger) (*followerGate, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
+// startFollowerGate answers on inherited, the FIX socket the process
+// before a re-execution handed over (PrepareRestart), or on addr bound
+// anew when there is none.
+func startFollowerGate(addr string, inherited net.Listener, tlsConfig *tls.Config, leader func() string, log *slog.Logger) (*followerGate, error) {
+	tcp, _ := inherited.(*net.TCPListener)
+	if tcp == nil {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		tcp = l.(*net.TCPListener)
 	}
-	tcp := ln.(*net.TCPListener)
+	var ln net.Listener = tcp
 	if tlsConfig != nil {
 		// The leader's port takes TLS only; so does a follower's, which
 		// names the leader to TLS clients (a plain one answered plain text).

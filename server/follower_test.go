@@ -28,7 +28,7 @@ func TestFollowerGateSpeaksTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := startFollowerGate("127.0.0.1:0", tlsConfig, func() string { return "127.0.0.1:19999" }, slog.New(slog.DiscardHandler))
+	g, err := startFollowerGate("127.0.0.1:0", nil, tlsConfig, func() string { return "127.0.0.1:19999" }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestFollowerGateSpeaksTLS(t *testing.T) {
 // still hears of the leader (one address could hold all the gate's
 // connections).
 func TestFollowerGateBoundsOneAddress(t *testing.T) {
-	g, err := startFollowerGate("127.0.0.1:0", nil, func() string { return "127.0.0.1:19999" }, slog.New(slog.DiscardHandler))
+	g, err := startFollowerGate("127.0.0.1:0", nil, nil, func() string { return "127.0.0.1:19999" }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

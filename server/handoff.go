@@ -166,8 +166,12 @@ func (s *sharedListener) stop(timeout time.Duration) {
 // execFile returns the socket's descriptor for the process that replaces
 // this one by exec: the same descriptor number, no longer closed on exec.
 // Call it after stop.
-func (s *sharedListener) execFile() (uintptr, error) {
-	raw, err := s.ln.SyscallConn()
+func (s *sharedListener) execFile() (uintptr, error) { return execFile(s.ln) }
+
+// execFile clears ln's close-on-exec flag and returns its descriptor, for
+// the process that replaces this one.
+func execFile(ln *net.TCPListener) (uintptr, error) {
+	raw, err := ln.SyscallConn()
 	if err != nil {
 		return 0, err
 	}

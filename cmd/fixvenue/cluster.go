@@ -133,7 +133,7 @@ func inheritedSockets(log *slog.Logger) map[string]net.Listener {
 	for _, part := range parts[1:] {
 		name, num, _ := strings.Cut(part, "=")
 		fd, err := strconv.ParseUint(num, 10, 31)
-		if err != nil || fd < 3 || (name != server.InheritedAdmin && name != server.InheritedStatus) || got[name] != nil {
+		if err != nil || fd < 3 || (name != server.InheritedAdmin && name != server.InheritedStatus && name != server.InheritedFIX) || got[name] != nil {
 			log.Warn("ignoring a socket handed over across the restart", "env", inheritEnv, "value", part)
 			continue
 		}

@@ -1294,12 +1294,14 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 	wait := h.round("transfer", false)
 	time.Sleep(500 * time.Millisecond) // trading
 	to := (l + 1) % 3
-	// The node taking over keeps its FIX socket from follower to leader:
-	// a client dialling it meanwhile is never refused (docs/ARCHITECTURE.md,
-	// "Cluster").
+	// The node taking over keeps its FIX socket from follower to leader,
+	// and the deposed one from leader to follower across its re-execution:
+	// a client dialling either meanwhile is never refused
+	// (docs/ARCHITECTURE.md, "Cluster" and "Losing leadership").
 	stopDialling := make(chan struct{})
-	dialled := make(chan [2]int, 1)
-	go func() { dialled <- dialUntil(h.fix[to], stopDialling) }()
+	dialled := [2]chan [2]int{make(chan [2]int, 1), make(chan [2]int, 1)}
+	go func() { dialled[0] <- dialUntil(h.fix[to], stopDialling) }()
+	go func() { dialled[1] <- dialUntil(h.fix[l], stopDialling) }()
 	if out, err := transfer(h.cfgs[2], to); err != nil {
 		t.Fatalf("cluster transfer: %v\n%s", err, out)
 	}
@@ -1314,11 +1316,20 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond) // trading on the new leader
+	eventually(t, "the deposed node following again", func() error {
+		if n := strings.Count(h.procs[l].logs(), `msg="cluster node following"`); n < 2 {
+			return fmt.Errorf("%d following lines", n)
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond)
 	close(stopDialling)
-	if d := <-dialled; d[1] != 0 {
-		t.Errorf("%d of %d connections to node %d's FIX address refused while it took over", d[1], d[0], to+1)
-	} else {
-		t.Logf("%d connections to node %d's FIX address while it took over, none refused", d[0], to+1)
+	for i, node := range []int{to, l} {
+		if d := <-dialled[i]; d[1] != 0 {
+			t.Errorf("%d of %d connections to node %d's FIX address refused while it changed roles", d[1], d[0], node+1)
+		} else {
+			t.Logf("%d connections to node %d's FIX address while it changed roles, none refused", d[0], node+1)
+		}
 	}
 	h.endRound(wait)
 	h.checkRoleMetrics(to)

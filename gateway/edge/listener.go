@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,10 @@ type Listener struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
+	// released: Release took the socket (the accept loop ends, Close
+	// leaves it open); acceptDone is closed when the accept loop returns.
+	released   atomic.Bool
+	acceptDone chan struct{}
 
 	mu           sync.Mutex
 	conns        int
@@ -69,6 +74,7 @@ func Listen(cfg Config) (*Listener, error) {
 		epoch:       time.Now(),
 		ready:       make(chan *Conn, readyQueueMax),
 		done:        make(chan struct{}),
+		acceptDone:  make(chan struct{}),
 		sources:     newSourceTable(cfg.SourcesMax, cfg.LogonsPerSource, cfg.AcceptsPerSource),
 		compIDs:     newCompIDTable(cfg.CompIDsMax),
 		sessions:    make(map[SessionKey]*Conn),
@@ -78,6 +84,33 @@ func Listen(cfg Config) (*Listener, error) {
 	l.wg.Add(1)
 	go l.acceptLoop()
 	return l, nil
+}
+
+// Release stops accepting and returns the listening socket, open, which
+// Close then leaves open: the connections the kernel queued for it, and
+// those that come, wait there for whoever takes the socket next (a cluster
+// node's process after its re-execution, docs/ARCHITECTURE.md, "Losing
+// leadership"). Connections accepted already are the Listener's as before.
+// Nil when the socket is closed or released already.
+func (l *Listener) Release() *net.TCPListener {
+	l.mu.Lock()
+	select {
+	case <-l.done:
+		l.mu.Unlock()
+		return nil
+	default:
+	}
+	if l.released.Swap(true) {
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	// A deadline in the past ends the Accept under way; the loop sees
+	// released and returns.
+	_ = l.tcp.SetDeadline(time.Unix(1, 0))
+	<-l.acceptDone
+	_ = l.tcp.SetDeadline(time.Time{})
+	return l.tcp
 }
 
 // nowNs is the listener's monotonic clock.
@@ -102,7 +135,12 @@ func (l *Listener) Accept() (net.Conn, error) {
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.done)
-		_ = l.tcp.Close()
+		l.mu.Lock()
+		released := l.released.Load()
+		l.mu.Unlock()
+		if !released {
+			_ = l.tcp.Close()
+		}
 		l.mu.Lock()
 		for raw := range l.handshaking {
 			_ = raw.Close()
@@ -163,6 +201,7 @@ func (l *Listener) NewListenerCallback() func(address string, tlsConfig *tls.Con
 
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
+	defer close(l.acceptDone)
 	retry := 5 * time.Millisecond
 	for {
 		raw, err := l.tcp.AcceptTCP()
@@ -172,7 +211,7 @@ func (l *Listener) acceptLoop() {
 				return
 			default:
 			}
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || l.released.Load() {
 				return
 			}
 			// Out of file descriptors or similar: wait, bounded, and retry.
