@@ -674,6 +674,17 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 // name the new leader to its FIX clients (logOutFIX).
 func (c *ClusterNode) onLeader(id uint64) {
 	c.recordTerms(id)
+	// An operator reading one node's log learns which node its clients
+	// are sent to, each time that changes.
+	if id != c.cfg.Cluster.NodeID {
+		fix := ""
+		for _, p := range c.cfg.Cluster.Peers {
+			if p.ID == id {
+				fix = p.FIXAddr
+			}
+		}
+		c.log.Info("cluster: another node leads", "leader", id, "leader_fix", fix)
+	}
 	select {
 	case c.leaderChanged <- struct{}{}:
 	default: // one wake-up pending is enough: the waiter reads the leader anew

@@ -1322,6 +1322,20 @@ func TestClusterStatusAndTransfer(t *testing.T) {
 		}
 		return nil
 	})
+	// Each follower's log names the node it follows, the new leader once
+	// the transfer is done.
+	for i := range 3 {
+		if i == to {
+			continue
+		}
+		want := fmt.Sprintf(`msg="cluster: another node leads" node=%d leader=%d `, i+1, to+1)
+		eventually(t, "a follower's log naming the new leader", func() error {
+			if !strings.Contains(h.procs[i].logs(), want) {
+				return fmt.Errorf("node %d's log lacks %s", i+1, want)
+			}
+			return nil
+		})
+	}
 	time.Sleep(300 * time.Millisecond)
 	close(stopDialling)
 	for i, node := range []int{to, l} {
