@@ -94,12 +94,16 @@ func (a *application) ToAdmin(m *quickfix.Message, _ quickfix.SessionID) {
 		return
 	}
 	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "5" {
-		m.Body.SetString(tag.Text, ShuttingDownText)
+		text := a.g().cfg.StoppingText
+		if text == "" {
+			text = ShuttingDownText
+		}
+		m.Body.SetString(tag.Text, text)
 	}
 }
 
 // ShuttingDownText is the Text (58) of the Logout each session gets when
-// the venue stops.
+// the venue stops (Config.StoppingText replaces it).
 const ShuttingDownText = "venue shutting down: log on again once it is back"
 
 // ToApp implements quickfix.Application. A market-data message

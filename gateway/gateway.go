@@ -78,6 +78,10 @@ type Config struct {
 	Metrics   *Metrics
 	// SeqBase is the command seq of command ring sequence 0 (pipeline.SeqBase).
 	SeqBase uint64
+	// StoppingText is the Text (58) of the Logout each session gets when the
+	// venue stops (ShuttingDownText when empty): a cluster's leader names
+	// the nodes that take over.
+	StoppingText string
 	// OnSessionEnd, when set, is called after a session logged out or dropped.
 	OnSessionEnd func(sessionIdx uint16)
 	// Now returns the current time in Unix nanoseconds (tests may fix it).

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,9 @@ type Replica struct {
 	// Leader says which node leads once this one is deposed, and its admin
 	// address (ops.Config.Leader).
 	Leader func() (text, adminAddr string)
+	// StoppingText is the Text of the Logout the FIX sessions get when the
+	// node stops (gateway.Config.StoppingText).
+	StoppingText string
 	// Phases is each schedule group's phase as last set, as the follower
 	// saw the commands (ops.Config.Phases).
 	Phases map[string]venue.TradingStatus
@@ -752,7 +756,7 @@ func (c *ClusterNode) serve(next uint64) {
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
 		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases(),
-		FIXSocket: sock}
+		FIXSocket: sock, StoppingText: c.stoppingText()}
 	if c.adminL != nil {
 		c.venueView = c.adminL.view()
 		opts.Replica.Admin = c.venueView
@@ -1334,6 +1338,21 @@ func (c *ClusterNode) deposedText() string {
 		return fmt.Sprintf("leadership moved to node %d; leader FIX address %s", p.ID, p.FIXAddr)
 	}
 	return "this node lost the cluster's leadership; no leader elected yet, try the other nodes"
+}
+
+// stoppingText is the Text of the Logout this node's FIX clients get when
+// it stops while leading: another node leads once the election timeout
+// passes, so a client told to wait until this one is back would wait for
+// nothing. It names the other nodes' FIX addresses.
+func (c *ClusterNode) stoppingText() string {
+	var others []string
+	for _, p := range c.cfg.Cluster.Peers {
+		if p.ID != c.cfg.Cluster.NodeID {
+			others = append(others, p.FIXAddr)
+		}
+	}
+	return fmt.Sprintf("cluster node %d stopping: another node leads once elected; log on at %s",
+		c.cfg.Cluster.NodeID, strings.Join(others, " or "))
 }
 
 // ShutdownStatus stops the status server once the answers in flight are

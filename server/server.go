@@ -809,6 +809,8 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 	if s.opts.Replica == nil {
 		// A single venue's journal is one directory from its first command.
 		gcfg.ReplayEvents = s.replayEvents
+	} else {
+		gcfg.StoppingText = s.opts.Replica.StoppingText
 	}
 	gcfg.EventRingSlots = cfg.Engine.EventRingSlots
 	if cfg.Schedule.Enabled {

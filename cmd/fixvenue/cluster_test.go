@@ -2336,6 +2336,51 @@ func TestClusterTransferLogsFIXSessionsOut(t *testing.T) {
 	next.Close()
 }
 
+// TestClusterLeaderStopLogsFIXSessionsOut: a client logged on to the leader
+// when it is stopped (SIGTERM) reads a Logout naming the other nodes' FIX
+// addresses, where it was told to log on again once the node is back
+// (the single venue's words) though another node leads within seconds,
+// and logs on at the one elected.
+func TestClusterLeaderStopLogsFIXSessionsOut(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	h.converge(10 * time.Second)
+	cl, err := h.clients[0].connect([]string{h.fix[l]}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	stopped := make(chan struct{})
+	go func() { h.procs[l].stop(t); close(stopped) }()
+	var logout *fixclient.Message
+	for logout == nil {
+		m, err := cl.Read(15 * time.Second)
+		if err != nil {
+			t.Fatalf("the stopped leader (node %d) ended the session without a Logout: %v\n%s", l+1, err, lastLines(h.procs[l].logs(), 20))
+		}
+		if m.Type() == "5" {
+			logout = m
+		}
+	}
+	_ = cl.Send("5")
+	<-stopped
+	var others []string
+	for i := range 3 {
+		if i != l {
+			others = append(others, h.fix[i])
+		}
+	}
+	want := fmt.Sprintf("cluster node %d stopping: another node leads once elected; log on at %s", l+1, strings.Join(others, " or "))
+	if got := logout.Get(58); got != want {
+		t.Fatalf("the stopped leader's Logout says %q, want %q", got, want)
+	}
+	next, err := h.clients[0].connect(others, 30*time.Second)
+	if err != nil {
+		t.Fatalf("logging on at the addresses the Logout names: %v", err)
+	}
+	next.Close()
+}
+
 // TestClusterPeerAtAWrongAddressIsLogged: a node whose [[cluster.peer]]
 // names a wrong raft_addr for another node says so in its log, naming the
 // peer and the address (cluster/doc.go, "Transport"): it said nothing,
