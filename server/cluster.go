@@ -668,7 +668,11 @@ func (c *ClusterNode) onRole(role cluster.Role) {
 		next := c.node.ProposeNext()
 		go c.serve(next)
 	case cluster.RoleDeposed:
-		c.log.Error("cluster: leadership lost: taking no more orders; restart to rebuild from the committed log")
+		select {
+		case <-c.stop: // handed over as the node stops (handOverAtStop)
+		default:
+			c.log.Error("cluster: leadership lost: taking no more orders; restart to rebuild from the committed log")
+		}
 		c.once.Do(func() { close(c.deposed) })
 	}
 }
@@ -1140,6 +1144,9 @@ func (c *ClusterNode) Close() error {
 	settled := c.awaitPromotion()
 	if srv := c.Server(); srv != nil {
 		errs = append(errs, srv.Close())
+		if c.leading.Load() {
+			c.handOverAtStop()
+		}
 	}
 	c.runner.Stop()
 	// The runner may have promoted the node between the wait and its
@@ -1338,6 +1345,58 @@ func (c *ClusterNode) deposedText() string {
 		return fmt.Sprintf("leadership moved to node %d; leader FIX address %s", p.ID, p.FIXAddr)
 	}
 	return "this node lost the cluster's leadership; no leader elected yet, try the other nodes"
+}
+
+// handOverAtStop hands the leadership of a node that stops, once its venue
+// has stopped (every command it took committed), to the follower holding
+// the most of the log among those heard from within the election timeout,
+// and waits, at most two election timeouts, until that node leads. Stopped
+// without it, the others would elect a leader only once the election
+// timeout passed with no heartbeat, a randomised 1 to 2 election timeouts
+// of no venue on every planned restart of a leader (docs/ARCHITECTURE.md,
+// "Losing leadership"). Refused or not done in time, the stop goes on, and
+// the others elect as before.
+func (c *ClusterNode) handOverAtStop() {
+	self := c.cfg.Cluster.NodeID
+	var to uint64
+	refused := "no other node heard from within the election timeout"
+	if err := c.runner.Do(func(n *cluster.Node) {
+		if to = handOverTarget(n, self); to != 0 {
+			refused = transferRefusal(n, self, to)
+		}
+	}); err != nil {
+		refused = err.Error()
+	}
+	if refused != "" {
+		c.log.Warn("cluster: leadership not handed over at stop; the others elect a leader once the election timeout passes", "reason", refused)
+		return
+	}
+	c.log.Info("cluster: handing the leadership over at stop", "to", to)
+	wait := time.Duration(2*c.cfg.Cluster.ElectionTicks()) * c.cfg.Cluster.HeartbeatInterval()
+	for deadline := time.Now().Add(wait); c.runner.Lead() != to; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			c.log.Warn("cluster: leadership not taken over at stop within two election timeouts; the others elect a leader", "to", to)
+			return
+		}
+	}
+	c.log.Info("cluster: leadership handed over at stop", "leader", to)
+}
+
+// handOverTarget is the follower a stopping leader hands over to: the one
+// whose log the leader knows to reach furthest (Progress.Match) among those
+// heard from within the election timeout, the lowest id on a tie; 0 for
+// none.
+func handOverTarget(n *cluster.Node, self uint64) uint64 {
+	var to, match uint64
+	for id, pr := range n.Status().Progress {
+		if id == self || !pr.RecentActive {
+			continue
+		}
+		if to == 0 || pr.Match > match || (pr.Match == match && id < to) {
+			to, match = id, pr.Match
+		}
+	}
+	return to
 }
 
 // stoppingText is the Text of the Logout this node's FIX clients get when

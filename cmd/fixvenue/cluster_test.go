@@ -2340,7 +2340,9 @@ func TestClusterTransferLogsFIXSessionsOut(t *testing.T) {
 // when it is stopped (SIGTERM) reads a Logout naming the other nodes' FIX
 // addresses, where it was told to log on again once the node is back
 // (the single venue's words) though another node leads within seconds,
-// and logs on at the one elected.
+// and logs on at the one elected. The stopping leader hands the leadership
+// to a follower once its venue stopped, where the others waited for the
+// election timeout to pass without its heartbeats.
 func TestClusterLeaderStopLogsFIXSessionsOut(t *testing.T) {
 	h := newClusterHarness(t)
 	l := h.leader(30 * time.Second)
@@ -2351,6 +2353,7 @@ func TestClusterLeaderStopLogsFIXSessionsOut(t *testing.T) {
 	}
 	defer cl.Close()
 	stopped := make(chan struct{})
+	began := time.Now()
 	go func() { h.procs[l].stop(t); close(stopped) }()
 	var logout *fixclient.Message
 	for logout == nil {
@@ -2379,6 +2382,20 @@ func TestClusterLeaderStopLogsFIXSessionsOut(t *testing.T) {
 		t.Fatalf("logging on at the addresses the Logout names: %v", err)
 	}
 	next.Close()
+	t.Logf("from the SIGTERM to a logon at the new leader: %v", time.Since(began))
+	m := regexp.MustCompile(`msg="cluster: leadership handed over at stop" node=\d+ leader=(\d+)`).FindStringSubmatch(h.procs[l].logs())
+	if m == nil {
+		t.Fatalf("the stopped leader (node %d) did not hand the leadership over:\n%s", l+1, lastLines(h.procs[l].logs(), 30))
+	}
+	to, _ := strconv.Atoi(m[1])
+	if st, err := h.nodeStatus(to - 1); err != nil || !st.Serving {
+		t.Fatalf("node %d, handed the leadership, does not serve: %+v %v", to, st, err)
+	}
+	// The node handed to was asked to campaign at once (raft's
+	// MsgTimeoutNow), not elected after an election timeout.
+	if !strings.Contains(h.procs[to-1].logs(), "received MsgTimeoutNow") {
+		t.Fatalf("node %d was not asked to take over:\n%s", to, lastLines(h.procs[to-1].logs(), 30))
+	}
 }
 
 // TestClusterPeerAtAWrongAddressIsLogged: a node whose [[cluster.peer]]
