@@ -663,8 +663,16 @@ func (c *ClusterNode) leaderHash(seq, hash uint64) error {
 func (c *ClusterNode) onRole(role cluster.Role) {
 	switch role {
 	case cluster.RoleServing:
+		// A process serves one leadership: elected again once deposed
+		// (before its re-execution) or once it handed the leadership over
+		// at its stop, as Raft may elect it when the node it handed to
+		// loses its election, it holds the leadership without a venue
+		// until it restarts or stops, and the others then elect.
+		if c.leading.Swap(true) {
+			c.log.Warn("cluster: elected again before this process restarts or stops: taking no orders")
+			return
+		}
 		// From here on the runner never touches the matcher: the server owns it.
-		c.leading.Store(true)
 		next := c.node.ProposeNext()
 		go c.serve(next)
 	case cluster.RoleDeposed:

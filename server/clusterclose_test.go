@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/testports"
 )
@@ -239,4 +240,73 @@ func startInProcessCluster(t *testing.T, pause *promotionPause, configure func(i
 		}
 	}
 	return nodes
+}
+
+// TestClusterNodeElectedAgainServesNothing: a leader deposed by a transfer
+// and elected again in the same process (Raft may elect it before it
+// re-executes, or once it handed the leadership over at its stop) starts
+// no second venue: that promotion closed the channel of the first
+// (ClusterNode.served) and the process panicked. It says so in its log,
+// and its first venue stays as it was.
+func TestClusterNodeElectedAgainServesNothing(t *testing.T) {
+	t.Parallel()
+	pause := newPromotionPause("cluster: elected again before this process restarts or stops: taking no orders")
+	nodes := startInProcessCluster(t, pause, nil)
+	leading := func() int {
+		for i, n := range nodes {
+			if n.Server() != nil && n.runner.Lead() == uint64(i+1) {
+				return i
+			}
+		}
+		return -1
+	}
+	transferTo := func(from, to int) {
+		t.Helper()
+		var refused string
+		if err := nodes[from].runner.Do(func(n *cluster.Node) { refused = transferRefusal(n, uint64(from+1), uint64(to+1)) }); err != nil || refused != "" {
+			t.Fatalf("transfer from node %d to node %d: %v %s", from+1, to+1, err, refused)
+		}
+	}
+	first := -1
+	for deadline := time.Now().Add(30 * time.Second); first < 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no node leads 30 s after the start")
+		}
+		first = leading()
+	}
+	srv := nodes[first].Server()
+	next := (first + 1) % 3
+	transferTo(first, next)
+	for deadline := time.Now().Add(30 * time.Second); nodes[next].Server() == nil || nodes[next].runner.Lead() != uint64(next+1); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d does not lead 30 s after the transfer", next+1)
+		}
+	}
+	select {
+	case <-nodes[first].Deposed():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("node %d was not deposed by the transfer", first+1)
+	}
+	// Back to the deposed node, whose process has not restarted.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var refused string
+		if err := nodes[next].runner.Do(func(n *cluster.Node) { refused = transferRefusal(n, uint64(next+1), uint64(first+1)) }); err == nil && refused == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d would not hand the leadership back to node %d in 30 s", next+1, first+1)
+		}
+	}
+	select {
+	case i := <-pause.reached:
+		pause.free()
+		if i != first {
+			t.Fatalf("node %d said it was elected again, want node %d", i+1, first+1)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("node %d did not say it serves nothing once elected again (leader known: %d)", first+1, nodes[first].runner.Lead())
+	}
+	if got := nodes[first].Server(); got != srv {
+		t.Fatalf("node %d replaced its venue when elected again", first+1)
+	}
 }
