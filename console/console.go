@@ -205,7 +205,10 @@ func (c *Console) read(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if _, status, _, reason := c.cfg.Ops.Authorize(r, false); status != 0 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fixvenue"`)
-			c.render(w, status, "signin", pageData{Title: "Sign in", Message: reason, Next: r.URL.Path})
+			// Back to the path as the browser sent it: decoded, the book of
+			// EUR/USD (/market/EUR%2FUSD) would be /market/EUR/USD, no page,
+			// and of A%2FB the book of A/B.
+			c.render(w, status, "signin", pageData{Title: "Sign in", Message: reason, Next: r.URL.EscapedPath()})
 			return
 		}
 		next(w, r)

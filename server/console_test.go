@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -414,5 +416,45 @@ func TestConsoleSignInRefusesATokenNoCookieCarries(t *testing.T) {
 	// The token itself reads, in the header.
 	if code, _ := consoleGet(t, "http://"+s.AdminAddr()+"/market", token); code != http.StatusOK {
 		t.Fatalf("the token in the header: HTTP %d", code)
+	}
+}
+
+// TestConsoleSignInReturnsToThePageAsked: a page that asks for a sign-in
+// sends the browser back, once signed in, to the page it asked for, its
+// path as the browser sent it: the book of EUR/USD is
+// /market/EUR%2FUSD, and the path decoded (/market/EUR/USD) is no page.
+func TestConsoleSignInReturnsToThePageAsked(t *testing.T) {
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	base := "http://" + s.AdminAddr()
+	listInstrument(t, s, "EUR/USD")
+	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// Called by a name that is not loopback's, the page asks for a token.
+	req, err := http.NewRequest(http.MethodGet, base+"/market/EUR%2FUSD", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "venue.example"
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="next" value="([^"]*)"`).FindSubmatch(page)
+	if resp.StatusCode != http.StatusUnauthorized || m == nil {
+		t.Fatalf("GET /market/EUR%%2FUSD without a token: HTTP %d: %.500s", resp.StatusCode, page)
+	}
+	next := html.UnescapeString(string(m[1]))
+	resp, err = noRedirect.PostForm(base+"/signin", url.Values{"token": {aliceToken}, "next": {next}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	to := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || to != "/market/EUR%2FUSD" {
+		t.Fatalf("sign-in with next %q: HTTP %d to %q, want /market/EUR%%2FUSD", next, resp.StatusCode, to)
+	}
+	if code, body := consoleGet(t, base+to, aliceToken); code != 200 || !strings.Contains(body, "<title>EUR/USD") {
+		t.Fatalf("GET %s after the sign-in: HTTP %d: %.300s", to, code, body)
 	}
 }
