@@ -18,7 +18,10 @@
 //     stamp, carried in the command) to its answer being handed to the
 //     session, after the command is durable;
 //   - order to feed: from the same stamp to the flush of the market data
-//     packet that carries the command's messages.
+//     packet that carries the command's messages; only for a command a FIX
+//     message caused (marketdata.Feed's recordLatency): an operator's, the
+//     schedule's or a Tick's command carries no arrival (the schedule's, a
+//     transition run late, the time it was due).
 //
 // Limits: values are nanoseconds in [1, ValueMaxNs]; a larger value is
 // recorded as ValueMaxNs and counted in Summary.Clamped. Precision is

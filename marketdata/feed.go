@@ -57,9 +57,10 @@ type FeedConfig struct {
 	// nil means time.Now. Sequenced messages never use it.
 	Clock func() time.Time
 
-	// OrderToFeed, when set, records for each command whose events change
-	// a book or a status the nanoseconds from the command's timestamp (the
-	// FIX arrival stamp) to the flush of the packet carrying its messages.
+	// OrderToFeed, when set, records for each command a FIX message caused
+	// whose events change a book or a status the nanoseconds from the
+	// command's timestamp (the FIX arrival stamp) to the flush of the
+	// packet carrying its messages (recordLatency).
 	OrderToFeed LatencyRecorder
 }
 
@@ -317,23 +318,48 @@ func (f *Feed) applyRange(src EventSource, from, to int64) error {
 }
 
 // recordLatency records the order-to-feed latency of each command in
-// [from, to] that changed a book or a status, once per command (its
-// events are contiguous), measured after the flush that sent them.
+// [from, to] that a FIX message caused and that changed a book or a
+// status, once per command (its events are contiguous), measured after
+// the flush that sent them. Only such a command's timestamp is a FIX
+// message's arrival: an operator's (halt, resume, cancel, kill), the
+// schedule's and a Tick's carry the time they were stamped or due (a
+// transition run at start-up for the downtime: hours before), and would
+// fill the histogram with figures no order took. A FIX message's command
+// is told by its answer: an order accepted, replaced or refused, a cancel
+// done (by the client, or a replace to zero) or refused, a mass cancel's
+// report; the expiries and auction timers its command runs first are in
+// it, as its timestamp is theirs.
 func (f *Feed) recordLatency(src EventSource, from, to int64) {
 	now := time.Now().UnixNano()
-	last := ^uint64(0) // no command yet (0 is the first command's seq)
+	var cause uint64
+	var stampNs int64
+	changed, fromFIX := false, false
 	for s := from; s <= to; s++ {
 		ev := src.Slot(s)
-		cause := venue.CauseSeqOf(ev)
-		if cause == last {
-			continue
+		if c := venue.CauseSeqOf(ev); s == from || c != cause {
+			if changed && fromFIX {
+				f.cfg.OrderToFeed.Record(now - stampNs)
+			}
+			cause, stampNs, changed, fromFIX = c, venue.TimestampNsOf(ev), false, false
 		}
 		switch tid, _ := venue.TemplateIDOf(ev, 0); tid {
-		case venue.OrderAcceptedTemplateID, venue.FillTemplateID, venue.OrderCancelledTemplateID,
-			venue.OrderReplacedTemplateID, venue.TradingStatusChangedTemplateID:
-			last = cause
-			f.cfg.OrderToFeed.Record(now - venue.TimestampNsOf(ev))
+		case venue.OrderAcceptedTemplateID, venue.OrderReplacedTemplateID:
+			changed, fromFIX = true, true
+		case venue.FillTemplateID, venue.TradingStatusChangedTemplateID:
+			changed = true
+		case venue.OrderCancelledTemplateID:
+			changed = true
+			if e, ok := venue.DecodeOrderCancelled(ev); ok {
+				if r := e.Reason(); r == venue.CancelReasonClient || r == venue.CancelReasonReplacedToZero {
+					fromFIX = true
+				}
+			}
+		case venue.OrderRejectedTemplateID, venue.CancelRejectedTemplateID, venue.MassCancelReportTemplateID:
+			fromFIX = true
 		}
+	}
+	if changed && fromFIX {
+		f.cfg.OrderToFeed.Record(now - stampNs)
 	}
 }
 

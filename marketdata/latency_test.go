@@ -30,33 +30,46 @@ type countingRecorder struct{ n int }
 func (r *countingRecorder) Record(int64) { r.n++ }
 
 // TestFeedRecordsOrderToFeedOncePerCommand: the feed records one latency
-// per command whose events change a book or a status, and none for the
-// others (rejects).
+// per command a FIX message caused (an order, a cancel, a replace, a mass
+// cancel) whose events change a book or a status, and none for the others:
+// rejects, and the commands no FIX message caused (a status change, a
+// disconnect, an end of day, a tick), whose timestamps are no arrival.
 func TestFeedRecordsOrderToFeedOncePerCommand(t *testing.T) {
 	rec := &countingRecorder{}
 	fx := newFeedFixture(t, udpSink(t).LocalAddr().String(), func(c *FeedConfig) { c.OrderToFeed = rec })
 	sim := newVenueSim(t, 7)
 	src := &sliceSource{}
-	want := 0
+	want, others := 0, 0
 	for range 500 {
-		counted := false
-		for _, ev := range sim.next().All() {
+		var cmd uint16
+		sink := sim.apply(func() []byte {
+			b := sim.randomCommand()
+			cmd, _ = venue.TemplateIDOf(b, 0)
+			return b
+		})
+		changed := false
+		for _, ev := range sink.All() {
 			src.events = append(src.events, append([]byte(nil), ev...))
 			switch tid, _ := venue.TemplateIDOf(ev, 0); tid {
 			case venue.OrderAcceptedTemplateID, venue.FillTemplateID, venue.OrderCancelledTemplateID,
 				venue.OrderReplacedTemplateID, venue.TradingStatusChangedTemplateID:
-				if !counted {
-					want++
-				}
-				counted = true
+				changed = true
 			}
+		}
+		switch {
+		case !changed:
+		case cmd == venue.NewOrderTemplateID || cmd == venue.CancelOrderTemplateID || cmd == venue.ReplaceOrderTemplateID ||
+			cmd == venue.MassCancelTemplateID:
+			want++
+		default:
+			others++
 		}
 	}
 	src.batch = len(src.events) // RingSource's batches end on command boundaries; one batch does too
 	if err := fx.feed.Run(src); !errors.Is(err, errSourceDone) {
 		t.Fatal(err)
 	}
-	if rec.n != want || want == 0 {
-		t.Fatalf("recorded %d latencies for %d commands that reached the feed", rec.n, want)
+	if rec.n != want || want == 0 || others == 0 {
+		t.Fatalf("recorded %d latencies for %d FIX commands that reached the feed (and %d others that did)", rec.n, want, others)
 	}
 }

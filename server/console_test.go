@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -456,5 +457,88 @@ func TestConsoleSignInReturnsToThePageAsked(t *testing.T) {
 	}
 	if code, body := consoleGet(t, base+to, aliceToken); code != 200 || !strings.Contains(body, "<title>EUR/USD") {
 		t.Fatalf("GET %s after the sign-in: HTTP %d: %.300s", to, code, body)
+	}
+}
+
+// feedLatencyCount reads the Latency page's first update from its stream
+// and returns how many orders its order-to-feed histogram holds since
+// start.
+func feedLatencyCount(t *testing.T, base string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), readWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/stream/latency", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var v struct {
+			Series []struct {
+				Name       string `json:"name"`
+				SinceStart struct {
+					Count int64 `json:"count"`
+				} `json:"sinceStart"`
+			} `json:"series"`
+		}
+		if err := json.Unmarshal([]byte(data), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range v.Series {
+			if s.Name == "order to market data feed" {
+				return s.SinceStart.Count
+			}
+		}
+		t.Fatalf("no order-to-feed series in %s", data)
+	}
+	t.Fatalf("the latency stream ended without an update: %v", sc.Err())
+	return 0
+}
+
+// TestConsoleOrderToFeedCountsOrdersOnly: the Latency page's order to
+// market data feed is measured from a FIX message's arrival, so an
+// operator's halt, resume and cancel, which no FIX message caused, are not
+// in it: their commands carry the time the admin API (or the schedule,
+// for a transition due while the venue was down: hours before) stamped.
+func TestConsoleOrderToFeedCountsOrdersOnly(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	c := logon(t, s, "CLIENT1", true)
+	for i := range 3 {
+		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "0"})
+	}
+	for _, call := range []struct{ path, body string }{
+		{"/v1/instruments/ACME/halt", `{"reason":"news"}`},
+		{"/v1/instruments/ACME/resume", `{"reason":"news out"}`},
+		{"/v1/cancel", `{"reason":"clean up","session":"CLIENT1"}`},
+	} {
+		if code := adminCall(t, s, "POST", call.path, bobToken, call.body, nil); code != 200 {
+			t.Fatalf("POST %s: HTTP %d", call.path, code)
+		}
+	}
+	for i := range 3 {
+		expectER(t, c, map[int]string{11: fmt.Sprintf("o%d", i), 150: "4"})
+	}
+	// One more order: once the histogram holds it, it holds whatever the
+	// feed recorded for the commands before it.
+	sendOrder(t, c, order{id: "o3", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "o3", 150: "0"})
+	var n int64
+	waitUntil(t, "the last order is in the order-to-feed histogram", func() bool {
+		n = feedLatencyCount(t, base)
+		return n >= 4
+	})
+	if n != 4 {
+		t.Fatalf("order to market data feed counts %d commands; want the 4 orders", n)
 	}
 }
