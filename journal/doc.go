@@ -198,7 +198,10 @@
 // or both. A Reader (and so Replay, Verify and dump) reads the archived
 // segments before the live ones when it is asked for records they hold,
 // decompressing one segment at a time into memory, and checks them exactly
-// as live ones: `journal verify` covers the whole chain. A gzip stream that
+// as live ones: `journal verify` covers the whole chain. A segment archived
+// after a Reader listed it as live, by an end of day of the venue running
+// beside `journal verify` or dump, or beside a drop-copy replay, is read from
+// the archive when the Reader reaches it. A gzip stream that
 // is damaged or cut is a *CorruptionError naming the .seg.gz file and the
 // offset in it where the damage was met (a checksum is checked at the
 // stream's end, so a flipped byte is named there). A replay from a

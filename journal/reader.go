@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"log/slog"
 	"os"
@@ -296,6 +297,20 @@ func (r *Reader) countCommand() error {
 func (r *Reader) open() error {
 	seg := r.segs[r.idx]
 	s, err := openSegmentScan(seg, r.buf)
+	if err != nil && !seg.archived && errors.Is(err, fs.ErrNotExist) {
+		// An end of day archived it since the reader listed it (a tool
+		// reading beside the running venue, a drop-copy replay): the
+		// archive holds it once the live file is gone (ArchiveSegments
+		// renames the archived copy into place before it removes the
+		// live one).
+		moved := segmentFile{path: filepath.Join(filepath.Dir(seg.path), ArchiveDirName, seg.name+archivedSuffix),
+			name: seg.name, firstSeq: seg.firstSeq, archived: true}
+		if _, statErr := os.Stat(moved.path); statErr == nil {
+			r.segs[r.idx] = moved
+			seg = moved
+			s, err = openSegmentScan(seg, r.buf)
+		}
+	}
 	if err != nil {
 		return err
 	}
