@@ -33,7 +33,7 @@ Exit status: 0 when the journal reads to its end (a torn tail, which a start cut
 on stderr); 1 when it cannot be read or is refused, the reason on stderr (corruption, naming the
 segment file and offset; records missing that a snapshot or the last start shows were durable, or
 that a session's FIX store holds a report of; a configuration that differs from the journal's
-terms); 2 for a usage error.
+terms), or when what it prints cannot be written; 2 for a usage error.
 `
 
 func cmdJournal(args []string) int {
@@ -107,9 +107,15 @@ func cmdJournal(args []string) int {
 				return 1
 			}
 		}
-		fmt.Println(res.String())
+		out := res.String() + "\n"
 		if line := res.RaftLine(); line != "" {
-			fmt.Println(line)
+			out += line + "\n"
+		}
+		// The line is what a script keeps and compares: one that could
+		// not be written (a full disk) is no journal checked.
+		if _, err := io.WriteString(os.Stdout, out); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue journal verify: %v\n", err)
+			return 1
 		}
 	case "book":
 		err := printEngineBooks(os.Stdout, dir, cfg, symbol, snapshotsFrom)

@@ -539,3 +539,36 @@ func TestJournalToolsWithoutAJournalDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalToolsOutputThatCannotBeWritten: a journal tool whose standard
+// output cannot take what it prints (a full disk) exits 1 naming the write,
+// as a journal it cannot read does: verify's line is what a script keeps
+// and compares, and an exit 0 without it passed for a journal checked.
+func TestJournalToolsOutputThatCannotBeWritten(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "journal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"verify", "dump", "book"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, binPath, "journal", sub, "--data", dir)
+		var stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = full, &stderr
+		err := cmd.Run()
+		cancel()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("journal %s with its output on a full disk: exit %d, %q", sub, code, stderr.String())
+		}
+	}
+}
