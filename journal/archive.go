@@ -157,8 +157,12 @@ func listArchived(dir string, firstLive uint64, haveLive bool) ([]segmentFile, e
 	}
 	var segs []segmentFile
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), archivedSuffix)
-		if !ok || !strings.HasPrefix(name, segmentPrefix) {
+		// A segment decompressed in place (gunzip, to read it, or restored
+		// so from other storage) is the segment byte for byte: it is read
+		// as it is, not passed over, which left its records missing from
+		// the directory that holds them.
+		name, compressed := strings.CutSuffix(e.Name(), archivedSuffix)
+		if !strings.HasPrefix(name, segmentPrefix) || !compressed && !strings.HasSuffix(name, segmentSuffix) {
 			continue
 		}
 		first, ok := parseSegmentName(name)
@@ -171,9 +175,16 @@ func listArchived(dir string, firstLive uint64, haveLive bool) ([]segmentFile, e
 		if haveLive && first >= firstLive {
 			continue
 		}
-		segs = append(segs, segmentFile{path: filepath.Join(archive, e.Name()), name: name, firstSeq: first, archived: true})
+		seg := segmentFile{path: filepath.Join(archive, e.Name()), name: name, firstSeq: first, archived: true, plain: !compressed}
+		// ReadDir sorts by name, so names sort by first seq (twenty digits)
+		// and a segment's decompressed copy comes just before the
+		// compressed one, which the venue wrote and is read instead.
+		if n := len(segs); n > 0 && segs[n-1].firstSeq == first {
+			segs[n-1] = seg
+			continue
+		}
+		segs = append(segs, seg)
 	}
-	// ReadDir sorts by name, and names sort by first seq (twenty digits).
 	return segs, nil
 }
 

@@ -2,8 +2,11 @@ package journal_test
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/journal"
@@ -166,5 +169,68 @@ func TestReaderFollowsASegmentArchivedWhileItReads(t *testing.T) {
 	}
 	if want != n {
 		t.Fatalf("read up to seq %d, want %d", want-1, n-1)
+	}
+}
+
+// TestArchiveReadsADecompressedSegment: an archived segment decompressed in
+// place (gunzip, to read it, or restored so from other storage) is the
+// segment byte for byte: verify reads it as it reads the compressed one,
+// instead of passing it over and calling the records it holds missing from
+// the archive directory that holds them. Beside its compressed copy, one of
+// the two is read.
+func TestArchiveReadsADecompressedSegment(t *testing.T) {
+	dir := t.TempDir()
+	writeWorkload(t, dir, journal.Config{SegmentBytes: 64 << 10}, 5, 3000)
+	if res, err := journal.ArchiveSegments(dir, 2000, nil); err != nil || res.Segments < 2 {
+		t.Fatalf("archive: %+v %v", res, err)
+	}
+	want := mustVerify(t, dir)
+	archived, _ := filepath.Glob(filepath.Join(dir, journal.ArchiveDirName, "journal-*.seg.gz"))
+	gunzip := func(path string, keep bool) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(strings.TrimSuffix(path, ".gz"), raw, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if !keep {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	gunzip(archived[0], true)
+	if got, err := journal.Verify(dir, matcherConfig(), nil); err != nil || got != want {
+		t.Fatalf("verify with a segment both compressed and not: %v (%v), want %v", got, err, want)
+	}
+	for _, p := range archived {
+		gunzip(p, false)
+	}
+	if got, err := journal.Verify(dir, matcherConfig(), nil); err != nil || got != want {
+		t.Fatalf("verify with the archived segments decompressed: %v (%v), want %v", got, err, want)
+	}
+	// Read as a segment is, a damaged one is named.
+	plain := strings.TrimSuffix(archived[1], ".gz")
+	f, err := os.OpenFile(plain, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, 200); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := journal.Verify(dir, matcherConfig(), nil); err == nil || !strings.Contains(err.Error(), plain) {
+		t.Fatalf("verify over a damaged decompressed segment: %v", err)
 	}
 }

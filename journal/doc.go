@@ -198,7 +198,10 @@
 // or both. A Reader (and so Replay, Verify and dump) reads the archived
 // segments before the live ones when it is asked for records they hold,
 // decompressing one segment at a time into memory, and checks them exactly
-// as live ones: `journal verify` covers the whole chain. A segment archived
+// as live ones: `journal verify` covers the whole chain. An archived segment
+// decompressed in place (archive/journal-<first seq>.seg, gunzipped to be
+// read or restored so from other storage) is read as it is, as a live one
+// (beside its .seg.gz, the .seg.gz is read). A segment archived
 // after a Reader listed it as live, by an end of day of the venue running
 // beside `journal verify` or dump, or beside a drop-copy replay, is read from
 // the archive when the Reader reaches it. A gzip stream that

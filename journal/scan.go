@@ -102,7 +102,7 @@ type segmentScan struct {
 // openSegmentScan opens a segment and checks its header against its name
 // and size. buf is the read window storage to use.
 func openSegmentScan(seg segmentFile, buf []byte) (*segmentScan, error) {
-	if seg.archived {
+	if seg.archived && !seg.plain {
 		b, err := readArchived(seg.path)
 		if err != nil {
 			return nil, err

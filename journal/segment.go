@@ -51,7 +51,10 @@ type segmentFile struct {
 	path     string
 	name     string
 	firstSeq uint64
-	archived bool // gzip-compressed in the archive directory (archive.go)
+	archived bool // in the archive directory (archive.go), gzip-compressed
+	// plain marks an archived segment stored decompressed (gunzipped in
+	// place): read as a live one is.
+	plain bool
 }
 
 // notRegular refuses an entry of a journal directory that is named like a
