@@ -2345,8 +2345,35 @@ func TestClusterTransferLogsFIXSessionsOut(t *testing.T) {
 // election timeout to pass without its heartbeats.
 func TestClusterLeaderStopLogsFIXSessionsOut(t *testing.T) {
 	h := newClusterHarness(t)
+	// Raft's transfer is best effort: a vote the node handed to asks for
+	// may be dropped by a full queue on a loaded machine, its election
+	// lost, and the others then elect as before. A stop is tried again
+	// (the stopped node started again) up to three times.
+	for attempt := 1; ; attempt++ {
+		to, handed := stopLeaderOnce(t, h)
+		if handed {
+			if st, err := h.nodeStatus(to); err != nil || !st.Serving {
+				t.Fatalf("node %d, handed the leadership, does not serve: %+v %v", to+1, st, err)
+			}
+			return
+		}
+		if attempt == 3 {
+			t.Fatal("three stopped leaders did not hand the leadership over")
+		}
+	}
+}
+
+// stopLeaderOnce stops the leader with a client logged on, checks the
+// Logout it reads and that the client logs on at the addresses it names,
+// and says whether the leadership was handed over, and to which node (the
+// stopped node is started again).
+func stopLeaderOnce(t *testing.T, h *clusterHarness) (int, bool) {
 	l := h.leader(30 * time.Second)
 	h.converge(10 * time.Second)
+	var asked [3]int
+	for i := range 3 {
+		asked[i] = strings.Count(h.procs[i].logs(), "received MsgTimeoutNow")
+	}
 	cl, err := h.clients[0].connect([]string{h.fix[l]}, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -2383,19 +2410,20 @@ func TestClusterLeaderStopLogsFIXSessionsOut(t *testing.T) {
 	}
 	next.Close()
 	t.Logf("from the SIGTERM to a logon at the new leader: %v", time.Since(began))
-	m := regexp.MustCompile(`msg="cluster: leadership handed over at stop" node=\d+ leader=(\d+)`).FindStringSubmatch(h.procs[l].logs())
+	logs := h.procs[l].logs()
+	h.start(l)
+	m := regexp.MustCompile(`msg="cluster: leadership handed over at stop" node=\d+ leader=(\d+)`).FindStringSubmatch(logs)
 	if m == nil {
-		t.Fatalf("the stopped leader (node %d) did not hand the leadership over:\n%s", l+1, lastLines(h.procs[l].logs(), 30))
+		t.Logf("the stopped leader (node %d) did not hand the leadership over:\n%s", l+1, lastLines(logs, 30))
+		return 0, false
 	}
 	to, _ := strconv.Atoi(m[1])
-	if st, err := h.nodeStatus(to - 1); err != nil || !st.Serving {
-		t.Fatalf("node %d, handed the leadership, does not serve: %+v %v", to, st, err)
-	}
 	// The node handed to was asked to campaign at once (raft's
 	// MsgTimeoutNow), not elected after an election timeout.
-	if !strings.Contains(h.procs[to-1].logs(), "received MsgTimeoutNow") {
+	if strings.Count(h.procs[to-1].logs(), "received MsgTimeoutNow") == asked[to-1] {
 		t.Fatalf("node %d was not asked to take over:\n%s", to, lastLines(h.procs[to-1].logs(), 30))
 	}
+	return to - 1, true
 }
 
 // TestClusterPeerAtAWrongAddressIsLogged: a node whose [[cluster.peer]]
