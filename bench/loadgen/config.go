@@ -93,6 +93,11 @@ func (c *Config) Validate() error {
 	}
 	if total := c.totalOrders(); total > OrdersPerRunMax {
 		bad("%d orders in the run, more than %d: shorten it or lower the rate", total, OrdersPerRunMax)
+	} else if c.RatePerSecond > 0 && c.Duration > 0 && c.Warmup >= 0 && total-c.warmupOrders() < 1 {
+		// Orders are due every 1/rate: a duration shorter than that
+		// measured none, and a run of nothing measured was reported held,
+		// its p99 the zero of an empty histogram.
+		bad("%g orders/s for %v makes no order to measure: lengthen the duration or raise the rate", c.RatePerSecond, c.Duration)
 	}
 	if c.Mix > loadmix.Mixed {
 		bad("unknown mix %d", c.Mix)
@@ -122,6 +127,9 @@ func (c *Config) Validate() error {
 func (c *Config) totalOrders() int64 {
 	return int64(c.RatePerSecond * (c.Warmup + c.Duration).Seconds())
 }
+
+// warmupOrders is the number of orders due in the warm-up, sent but not measured.
+func (c *Config) warmupOrders() int64 { return int64(c.RatePerSecond * c.Warmup.Seconds()) }
 
 func validRunID(s string) bool {
 	if len(s) != runIDBytes {

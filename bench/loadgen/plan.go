@@ -32,7 +32,7 @@ func newPlan(c *Config) plan {
 	return plan{
 		sessions:     int64(c.Sessions),
 		totalOrders:  c.totalOrders(),
-		warmupOrders: int64(c.RatePerSecond * c.Warmup.Seconds()),
+		warmupOrders: c.warmupOrders(),
 		intervalNs:   1e9 / c.RatePerSecond,
 		mix:          c.Mix,
 	}

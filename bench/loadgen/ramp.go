@@ -86,11 +86,15 @@ func (rc *RampConfig) Validate() error {
 	if err != nil {
 		return err
 	}
-	// The bounds a rate meets (RateMax, OrdersPerRunMax) grow with it.
-	cfg := rc.Base
-	cfg.RatePerSecond = rates[len(rates)-1]
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("ramp step %.0f/s: %w", cfg.RatePerSecond, err)
+	// The bounds a rate meets (RateMax, OrdersPerRunMax) grow with it, and
+	// an order to measure is one the slowest step must have: its first and
+	// last steps answer for those between.
+	for _, rate := range []float64{rates[0], rates[len(rates)-1]} {
+		cfg := rc.Base
+		cfg.RatePerSecond = rate
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("ramp step %.0f/s: %w", cfg.RatePerSecond, err)
+		}
 	}
 	return nil
 }

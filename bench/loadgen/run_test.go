@@ -239,6 +239,7 @@ func TestConfigRefusals(t *testing.T) {
 		"mix out of range":   func(c *Config) { c.Mix = 9 },
 		"no address":         func(c *Config) { c.Addr = "" },
 		"zero duration":      func(c *Config) { c.Duration = 0 },
+		"no order measured":  func(c *Config) { c.Duration = 9 * time.Millisecond }, // one order every 10 ms
 		"symbol with an SOH": func(c *Config) { c.Symbol = "A\x01B" },
 	}
 	for name, mutate := range cases {

@@ -41,7 +41,8 @@ func TestLoadWithAnUnknownCompIDSaysWhatToCheck(t *testing.T) {
 }
 
 // TestLoadExitStatuses: options no run can take (a session count, a rate,
-// a quantity, a ramp step beyond the bounds) are a usage error, exit 2,
+// a quantity, a ramp step beyond the bounds, a duration with no order in
+// it) are a usage error, exit 2,
 // said before anything is dialled, as a bad --mix or --p99-max is; they
 // exited 1, as a run that could not reach the venue does, which still
 // exits 1 (README, "Two commands").
@@ -55,6 +56,12 @@ func TestLoadExitStatuses(t *testing.T) {
 		{[]string{"--rate", "0"}, "rate 0 outside (0, 1000000] orders/s"},
 		{[]string{"--qty", "0", "--heartbeat", "0"}, "qty must be positive\nheartbeat interval must be positive"},
 		{[]string{"--duration", "0s"}, "duration must be positive"},
+		// Shorter than one order's interval: nothing to measure, where the
+		// run of no order was "held", exit 0.
+		{[]string{"--rate", "5000", "--duration", "1ns"}, "5000 orders/s for 1ns makes no order to measure"},
+		{[]string{"--rate", "10", "--warmup", "1s", "--duration", "50ms"}, "10 orders/s for 50ms makes no order to measure"},
+		{[]string{"--ramp", "--rate", "1", "--ramp-step", "100", "--ramp-max", "201", "--duration", "500ms"},
+			"ramp step 1/s: loadgen: 1 orders/s for 500ms makes no order to measure"},
 		{[]string{"--price", "1.00", "--spread", "2.00"}, `spread "2.00" must be positive and below the price "1.00"`},
 		{[]string{"--rate", "900000", "--duration", "60s"}, "orders in the run, more than 33554432"},
 		{[]string{"--ramp", "--rate", "100", "--ramp-max", "50"}, "a ramp needs a positive start rate, step and p99 bound, and a maximum at or above the start"},
