@@ -9,6 +9,10 @@ import (
 // RampStepsMax bounds the steps of a ramp.
 const RampStepsMax = 64
 
+// ErrInterrupted is the error of a ramp whose context ended before its
+// last step did.
+var ErrInterrupted = errors.New("interrupted")
+
 // RampConfig steps the offered rate up from Base.RatePerSecond by StepRate
 // until MaxRate, or until a step fails.
 type RampConfig struct {
@@ -38,8 +42,10 @@ type RampResult struct {
 
 // Ramp runs one open-loop run per rate, in increasing order, and stops at
 // the first step that fails. onStep, when not nil, sees every step as it
-// ends. Each step logs on afresh and uses its own ClOrdID prefix. A ramp
-// that could not run every step (Validate) is refused before the first.
+// ends, an interrupted one too (Why "interrupted"); a ramp whose ctx ends
+// returns the steps it ran and an error wrapping ErrInterrupted. Each step
+// logs on afresh and uses its own ClOrdID prefix. A ramp that could not run
+// every step (Validate) is refused before the first.
 func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResult, error) {
 	if err := rc.Validate(); err != nil {
 		return nil, err
@@ -47,6 +53,9 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 	rates, _ := rc.rates()
 	out := &RampResult{P99MaxUs: rc.P99MaxUs}
 	for i, rate := range rates {
+		if ctx.Err() != nil {
+			return out, fmt.Errorf("ramp interrupted before the step %.0f/s: %w", rate, ErrInterrupted)
+		}
 		cfg := rc.Base
 		cfg.RatePerSecond = rate
 		if cfg.RunID != "" {
@@ -58,6 +67,8 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 		}
 		step := RampStep{Result: res, Passed: true}
 		switch {
+		case res.Interrupted:
+			step.Passed, step.Why = false, "interrupted"
 		case len(res.SessionErrors) > 0:
 			step.Passed, step.Why = false, "session failed: "+res.SessionErrors[0]
 		case res.Lost() > 0:
@@ -69,7 +80,12 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 		if onStep != nil {
 			onStep(step)
 		}
-		if !step.Passed || ctx.Err() != nil {
+		if res.Interrupted {
+			// Neither held nor failed: the rate held is the highest below
+			// it, not the venue's, as when a step's error stops the ramp.
+			return out, fmt.Errorf("ramp step %.0f/s: %w", rate, ErrInterrupted)
+		}
+		if !step.Passed {
 			break
 		}
 		out.HeldRate = rate

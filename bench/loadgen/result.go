@@ -48,6 +48,10 @@ type Result struct {
 	ResendRequests int64            `json:"resend_requests"`
 	Clamped        int64            `json:"clamped"`
 	SessionErrors  []string         `json:"session_errors,omitempty"`
+	// Interrupted: the run was stopped (its context ended) before its
+	// schedule was sent and answered; the figures are those of the orders
+	// it sent, and its unsent orders were not lost by the venue.
+	Interrupted bool `json:"interrupted,omitempty"`
 
 	latency *hdrhistogram.Histogram
 }
@@ -55,8 +59,14 @@ type Result struct {
 // Histogram is the merged order latency histogram (nanoseconds).
 func (r *Result) Histogram() *hdrhistogram.Histogram { return r.latency }
 
-// Lost is the number of orders and cancels without an answer.
-func (r *Result) Lost() int64 { return r.LostOrders + r.LostCancels + r.OrdersUnsent }
+// Lost is the number of orders and cancels without an answer, and of the
+// orders a run that was not interrupted failed to send.
+func (r *Result) Lost() int64 {
+	if r.Interrupted {
+		return r.LostOrders + r.LostCancels
+	}
+	return r.LostOrders + r.LostCancels + r.OrdersUnsent
+}
 
 func (r *runner) result() *Result {
 	c := &r.cfg
@@ -64,7 +74,7 @@ func (r *runner) result() *Result {
 		Addr: c.Addr, Sessions: c.Sessions, Mix: c.Mix.String(), RateTarget: c.RatePerSecond,
 		DurationS: c.Duration.Seconds(), WarmupS: c.Warmup.Seconds(), RunID: r.runID,
 		OrdersPlan: r.plan.totalOrders, OrdersSent: r.ordersSent.Load(), CancelsSent: r.cancelsSent.Load(),
-		Rejects: map[string]int64{},
+		Rejects: map[string]int64{}, Interrupted: r.stopping.Load(),
 	}
 	res.OrdersUnsent = res.OrdersPlan - res.OrdersSent
 	res.LostOrders = res.OrdersSent - r.ordersAnswered.Load()
@@ -124,7 +134,9 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "send     %.0f orders/s achieved (offered %.0f), %.0f messages/s; client send lag p50 %s  p99 %s  max %s\n",
 		r.SendRate, r.RateTarget, r.MessageRate, hdrplot.FormatUs(r.SendLag.P50Us), hdrplot.FormatUs(r.SendLag.P99Us), hdrplot.FormatUs(r.SendLag.MaxUs))
 	fmt.Fprintf(w, "answers  %d ExecutionReports (%.0f/s after warm-up); lost: %d orders, %d cancels", r.ERs, r.ERRate, r.LostOrders, r.LostCancels)
-	if r.OrdersUnsent > 0 {
+	if r.OrdersUnsent > 0 && r.Interrupted {
+		fmt.Fprintf(w, "; interrupted with %d of %d orders sent", r.OrdersSent, r.OrdersPlan)
+	} else if r.OrdersUnsent > 0 {
 		fmt.Fprintf(w, ", %d orders never sent", r.OrdersUnsent)
 	}
 	fmt.Fprintln(w)

@@ -61,6 +61,8 @@ func (r *runner) noteLag(ns int64) {
 // answers (bounded by Drain), logs out and returns the figures. An error is
 // returned only when the run could not start; failures of sessions during
 // the run are reported in Result.SessionErrors, and their orders as lost.
+// A run whose ctx ends before its schedule is sent and answered stops
+// there, logs out and returns the figures so far, Result.Interrupted set.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -105,7 +107,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.stopping.Store(true)
 		<-sendersDone
 	}
-	r.drain(ctx)
+	if r.drain(ctx) {
+		r.stopping.Store(true)
+	}
 	stopProgress()
 	var logouts sync.WaitGroup
 	for _, s := range r.sessions {
@@ -129,20 +133,23 @@ func (r *runner) logonAll(ctx context.Context) error {
 }
 
 // drain waits until every order and cancel sent has its answer, or until
-// Drain has passed since the later of the last due time and now.
-func (r *runner) drain(ctx context.Context) {
+// Drain has passed since the later of the last due time and now. It says
+// whether ctx ended the wait.
+func (r *runner) drain(ctx context.Context) (interrupted bool) {
 	lastDue := r.plan.dueNs(r.plan.totalOrders - 1 + cancelLagSlots*r.plan.sessions)
 	deadline := max(lastDue, r.sinceStartNs()) + int64(r.cfg.Drain)
 	for r.sinceStartNs() < deadline {
-		if r.ordersAnswered.Load() >= r.ordersSent.Load() && r.cancelsAnswered.Load() >= r.cancelsSent.Load() {
-			return
+		if r.ordersAnswered.Load() >= r.ordersSent.Load() && r.cancelsAnswered.Load() >= r.cancelsSent.Load() ||
+			r.failed.Load() == int64(len(r.sessions)) {
+			return false
 		}
-		if r.failed.Load() == int64(len(r.sessions)) || ctx.Err() != nil {
-			return
+		if ctx.Err() != nil {
+			return true
 		}
 		r.heartbeatIdle()
 		time.Sleep(drainPoll)
 	}
+	return false
 }
 
 // heartbeatIdle sends a Heartbeat on every session that has been silent

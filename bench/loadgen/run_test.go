@@ -292,3 +292,31 @@ func TestAchievedRateCountsOrdersOnly(t *testing.T) {
 			res.SendRate, low, high, res.OrdersSent, lastDue, time.Duration(res.SendLag.MaxUs*1e3))
 	}
 }
+
+// TestInterruptedRunLosesNoUnsentOrder: a run whose context ends stops
+// sending, logs out and says it was interrupted; the orders it did not
+// send are not answers lost (Lost), which made an interrupted ramp step
+// fail with "answers lost".
+func TestInterruptedRunLosesNoUnsentOrder(t *testing.T) {
+	r := newResponder(t, nil)
+	cfg := testConfig(r.addr(), 100, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for i := 0; i < 1000; i++ {
+			if orders, _, _ := r.counts(); orders >= 5 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.OrdersSent < 5 || res.OrdersUnsent == 0 || res.Lost() != 0 {
+		t.Fatalf("interrupted %v: sent %d, unsent %d, lost %d, want interrupted, the orders sent answered and none lost",
+			res.Interrupted, res.OrdersSent, res.OrdersUnsent, res.Lost())
+	}
+}

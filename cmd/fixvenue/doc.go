@@ -23,8 +23,8 @@
 // needs, a load rate out of bounds), a configuration or a file it names
 // (a CA, a NATS credentials file) that cannot be read; 1 a failure at run
 // time: a venue or NATS that does not answer or refuses, a mismatch, I/O,
-// an events verify stopped by a signal, a load ramp stopped by a step's
-// error (it shows the steps it ran). `load` exits 3 for a run that
+// an events verify stopped by a signal, a load run or ramp stopped by a
+// signal or a ramp by a step's error (it shows what it ran). `load` exits 3 for a run that
 // completed without holding its rate (answers lost, p99 over --p99-max).
 //
 // Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -105,6 +106,13 @@ func cmdLoad(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		// The first signal stops the run, which logs its sessions out and
+		// prints what it measured; a second one ends the process at once,
+		// as it would without the handler.
+		stop()
+	}()
 	if *consoleStreams > 0 {
 		cl := startConsoleStreams(ctx, *consoleURL, *consoleStreams)
 		defer func() { fmt.Fprintln(os.Stderr, cl.Stop()) }()
@@ -137,17 +145,18 @@ func (o loadOutput) single(res *loadgen.Result) int {
 	} else {
 		res.Print(os.Stdout)
 	}
-	if o.hgrm != "" {
-		if err := hdrplot.WriteHgrmFile(o.hgrm, res.Histogram()); err != nil {
-			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
-			return 1
-		}
+	// Written before the verdict: a run interrupted still shows (and keeps)
+	// the figures of what it sent.
+	if code := o.writeFiles(res); code != 0 {
+		return code
 	}
-	if o.svg != "" {
-		if err := o.writeSVG([]*loadgen.Result{res}); err != nil {
-			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
-			return 1
+	if res.Interrupted {
+		// Stopped by a signal, the run has no verdict: it said NOT HELD,
+		// exit 3, its unsent orders counted as lost.
+		if !o.json {
+			fmt.Fprintf(os.Stdout, "verdict  none: interrupted with %d of %d orders sent\n", res.OrdersSent, res.OrdersPlan)
 		}
+		return 1
 	}
 	// A run whose every order was refused measured no order path.
 	var orderRejects int64
@@ -170,10 +179,30 @@ func (o loadOutput) single(res *loadgen.Result) int {
 	return 0
 }
 
+// writeFiles writes the --hgrm and --svg files of a single run; it returns
+// 1 when one could not be written, said on stderr.
+func (o loadOutput) writeFiles(res *loadgen.Result) int {
+	if o.hgrm != "" {
+		if err := hdrplot.WriteHgrmFile(o.hgrm, res.Histogram()); err != nil {
+			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+			return 1
+		}
+	}
+	if o.svg != "" {
+		if err := o.writeSVG([]*loadgen.Result{res}); err != nil {
+			fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
 func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
 	rr, err := loadgen.Ramp(ctx, rc, func(s loadgen.RampStep) {
 		verdict := "held"
-		if !s.Passed {
+		if s.Result.Interrupted {
+			verdict = "interrupted"
+		} else if !s.Passed {
 			verdict = "FAILED: " + s.Why
 		}
 		if !o.json {
@@ -186,17 +215,27 @@ func (o loadOutput) ramp(ctx context.Context, rc loadgen.RampConfig) int {
 			}
 		}
 	})
-	if err != nil {
+	interrupted := errors.Is(err, loadgen.ErrInterrupted)
+	if err != nil && (!interrupted || rr == nil || len(rr.Steps) == 0) {
 		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 		if rr == nil || len(rr.Steps) == 0 {
 			return 1
 		}
 	}
-	// A ramp that a step's error stopped shows the steps it ran, and exits
-	// 1: the rate it held is the highest below the stop, not the venue's.
+	// A ramp that a step's error or a signal stopped shows the steps it
+	// ran, and exits 1: the rate it held is the highest below the stop, not
+	// the venue's (interrupted, it exited 0 with that rate, the step it
+	// stopped shown FAILED with its unsent orders as answers lost).
 	switch {
 	case o.json:
 		printJSON(os.Stdout, rr)
+	case interrupted:
+		at := len(rr.Steps) // the step the signal stopped, or the one it kept from starting
+		if !rr.Steps[at-1].Result.Interrupted {
+			at++
+		}
+		fmt.Fprintf(os.Stdout, "ramp: interrupted at step %d; highest rate held before it with p99 ≤ %s and nothing lost: %.0f orders/s\n",
+			at, hdrplot.FormatUs(rr.P99MaxUs), rr.HeldRate)
 	case err != nil:
 		fmt.Fprintf(os.Stdout, "ramp: stopped by the error above at step %d; highest rate held before it with p99 ≤ %s and nothing lost: %.0f orders/s\n",
 			len(rr.Steps)+1, hdrplot.FormatUs(rr.P99MaxUs), rr.HeldRate)

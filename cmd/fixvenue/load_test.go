@@ -6,7 +6,9 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/internal/closingln"
 )
@@ -123,5 +125,59 @@ func TestLoadRampStoppedByAnErrorExits1(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "step     20 orders/s held") ||
 		!strings.Contains(out.String(), "ramp: stopped by the error above at step 2") || !strings.Contains(stderr.String(), "ramp step 40/s") {
 		t.Fatalf("a ramp whose second step found the venue gone: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
+	}
+}
+
+// TestLoadInterruptedHasNoVerdict: a run stopped by SIGINT prints the
+// figures of the orders it sent, with the answers to them waited for, and
+// exits 1 without a verdict; a ramp stopped so exits 1 too. The run said
+// NOT HELD (exit 3), its unsent orders counted as lost, and the ramp
+// exited 0, the rate held below the signal read as the venue's.
+func TestLoadInterruptedHasNoVerdict(t *testing.T) {
+	t.Parallel()
+	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n"))
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"run", nil, []string{"lost: 0 orders, 0 cancels; interrupted with", "verdict  none: interrupted with"}},
+		{"ramp", []string{"--ramp", "--ramp-step", "20", "--ramp-max", "40"},
+			[]string{"step     20 orders/s interrupted", "ramp: interrupted at step 1; highest rate held before it"}},
+	} {
+		// A minute of schedule: only the signal ends it within the test.
+		cmd := exec.Command(binPath, append([]string{"load", "--addr", v.fixAddr, "--sessions", "2", "--rate", "20",
+			"--duration", "1m", "--warmup", "0s", "--p99-max", "1m"}, c.args...)...)
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stopAt := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+		var errOut strings.Builder
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			errOut.WriteString(sc.Text() + "\n")
+			// The first progress line: orders are going out.
+			if !signalled && strings.HasPrefix(sc.Text(), "load: ") {
+				signalled = true
+				cmd.Process.Signal(syscall.SIGINT)
+			}
+		}
+		err = cmd.Wait()
+		stopAt.Stop()
+		var ee *exec.ExitError
+		ok := errors.As(err, &ee) && ee.ExitCode() == 1 && !strings.Contains(stdout.String(), "NOT HELD")
+		for _, w := range c.want {
+			ok = ok && strings.Contains(stdout.String(), w)
+		}
+		if !ok {
+			t.Errorf("%s interrupted: %v, want exit 1 saying %q\nstdout:\n%s\nstderr:\n%s", c.name, err, c.want, stdout.String(), errOut.String())
+		}
 	}
 }
