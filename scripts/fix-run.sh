@@ -21,14 +21,17 @@
 # the run added as venue_cpu_s, venue_sys_s, venue_mallocs, venue_alloc_bytes, venue_gcs,
 # venue_voluntary_switches), LOADTIME (a
 # command prefix for the load generator, e.g. "/usr/bin/time -f %U+%S" for its CPU),
+# LBIN (the load generator's binary, default bin/fixvenue),
 # ENGINE_EXTRA (more lines for the [engine] table, e.g. "event_ring_slots = 1024").
+# Exits 1 when the venue does not start or the load generator cannot run (its
+# status 1 or 2; a run that did not hold, 3, is a measurement like any other).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 4 ] || { echo "usage: $0 WAIT FSYNC RATE SESSIONS" >&2; exit 2; }
 wait=$1 fsync=$2 rate=$3 sessions=$4
 base=${PORT_BASE:-29000}
-vbin=${VBIN:-bin/fixvenue}
-[ -x "$vbin" ] || make build >/dev/null
+vbin=${VBIN:-bin/fixvenue} lbin=${LBIN:-bin/fixvenue}
+[ -x "$vbin" ] && [ -x "$lbin" ] || make build >/dev/null
 VENUE_BIN=$vbin
 . scripts/lib/venue.sh
 dir=$(mktemp -d)
@@ -64,13 +67,18 @@ cpu0=$(proc_cpu_s "$venue_pid")
 read -r vsw0 isw0 < <(proc_ctxsw "$venue_pid")
 read -r flt0 sys0 < <(proc_faults "$venue_pid")
 echo "== wait=$wait fsync=$fsync rate=$rate sessions=$sessions lock=${LOCK:-default} (venue CPU at start $cpu0 s)"
-load=(bin/fixvenue load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate"
+load=("$lbin" load --addr "$venue_fix_addr" --sessions "$sessions" --rate "$rate"
 	--duration "${DUR:-10s}" --warmup "${WARMUP:-2s}" --mix passive --quiet)
+rc=0
 if [ -n "${JSON:-}" ]; then
-	${LOADTIME:-} "${load[@]}" --json > "$JSON.load" || true
+	${LOADTIME:-} "${load[@]}" --json > "$JSON.load" || rc=$?
 else
-	${LOADTIME:-} "${load[@]}" || true
+	${LOADTIME:-} "${load[@]}" || rc=$?
 fi
+# A run that held (0) or not (3) measured the venue; any other status is a
+# run that could not run, whose empty result the figures after it hid (and
+# JSON was left empty, the script exiting 0).
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "fix-run.sh: the load generator failed (status $rc)" >&2; exit 1; }
 cpu1=$(proc_cpu_s "$venue_pid")
 read -r vsw1 isw1 < <(proc_ctxsw "$venue_pid")
 read -r flt1 sys1 < <(proc_faults "$venue_pid")

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// runScript runs scripts/NAME with args, the binary under test as the venue
+// and the load generator, and env added; it returns the script's exit status
+// and its output.
+func runScript(t *testing.T, name string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, script, args...)
+	cmd.Env = append(append(os.Environ(), "VBIN="+binPath, "LBIN="+binPath, "DUR=300ms", "WARMUP=0s"), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// TestEchoRunScript: scripts/echo-run.sh (the floor of make bench-fix) runs
+// its echo venue on a port the OS chooses, so two runs at once each measure
+// their own (on its fixed port the second echo could not listen, and the
+// script failed on a /proc file of the process that had exited, its reason
+// removed with the log); and a load generator that cannot run fails the
+// script, where its status was ignored and the script exited 0 with no
+// figures.
+func TestEchoRunScript(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out, errs := runScript(t, "echo-run.sh", nil, "50", "1")
+			if code != 0 || !strings.Contains(out, "echo CPU") || !strings.Contains(out, "lost: 0 orders, 0 cancels") {
+				t.Errorf("echo-run.sh 50 1 beside another: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+		}()
+	}
+	wg.Wait()
+	code, out, errs := runScript(t, "echo-run.sh", nil, "0", "1")
+	if code != 1 || !strings.Contains(errs, "echo-run.sh: the load generator failed (status 2)") {
+		t.Errorf("echo-run.sh with a rate no run takes: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// TestFixRunScriptFailsWhenTheLoadCannotRun: scripts/fix-run.sh (a cell of
+// make bench-fix and bench-matcher-thread) fails when the load generator
+// cannot run; it ignored the status and exited 0, an empty JSON result
+// left for the tables.
+func TestFixRunScriptFailsWhenTheLoadCannotRun(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("fix-run.sh scrapes the venue's metrics with curl")
+	}
+	code, out, errs := runScript(t, "fix-run.sh", []string{"JSON=" + filepath.Join(t.TempDir(), "run.json")}, "auto", "batch", "0", "1")
+	if code != 1 || !strings.Contains(errs, "fix-run.sh: the load generator failed (status 2)") {
+		t.Errorf("fix-run.sh with a rate no run takes: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
