@@ -17,10 +17,16 @@
 # "venue=bin/fixvenue": give two or more to compare builds, e.g.
 # "old=fixvenue-old new=bin/fixvenue"; each gets a row per cell with
 # its ratio to the same floor, the floor and venues rotated every round;
-# names without "-"), OUT (default docs/bench/fix-floor/<UTC stamp>). The
-# 1-minute load average before each run is kept in OUT/load.txt.
+# names without "-"), OUT (default docs/bench/fix-floor/<UTC stamp>), LBIN
+# (the load generator's and the floor's binary, default bin/fixvenue). The
+# 1-minute load average before each run is kept in OUT/load.txt. Ctrl-C
+# stops it (exit 130).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Ctrl-C reaches every process of the group: each run's script exits 130,
+# which is not a death by the signal, and without this trap the loop went on
+# to the next run.
+trap 'exit 130' INT
 CELLS=${CELLS:-"5000/4 10000/4 10000/16 15000/16"}
 ROUNDS=${ROUNDS:-2}
 WAIT=${WAIT:-auto}
@@ -28,7 +34,8 @@ VENUES=${VENUES:-venue=bin/fixvenue}
 export DUR=${DUR:-8s} WARMUP=${WARMUP:-2s}
 . scripts/lib/bench.sh
 bench_out fix-floor
-[ -x bin/fixvenue ] || make build >/dev/null
+export LBIN=${LBIN:-bin/fixvenue}
+[ -x "$LBIN" ] || make build >/dev/null
 echo "bench-fix-floor.sh: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $ROUNDS, cells $CELLS, $DUR each -> $OUT" >&2
 declare -A vbin
 sides=()
@@ -51,7 +58,7 @@ for round in $(seq "$ROUNDS"); do
 			if [ "$who" != floor ]; then
 				VBIN=${vbin[$who]} JSON=$OUT/$name.json scripts/fix-run.sh "$WAIT" batch "$rate" "$sessions" > "$OUT/$name.txt" 2>&1
 			else
-				DURABLE=1 JSON=$OUT/$name.json scripts/echo-run.sh "$rate" "$sessions" > "$OUT/$name.txt" 2>&1
+				VBIN=$LBIN DURABLE=1 JSON=$OUT/$name.json scripts/echo-run.sh "$rate" "$sessions" > "$OUT/$name.txt" 2>&1
 			fi || echo "bench-fix-floor.sh: $name failed (see $OUT/$name.txt)" >&2
 		done
 	done

@@ -15,6 +15,7 @@
 # WARMUP (2s), OUT (default docs/bench/matcher-thread/<UTC stamp>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+trap 'exit 130' INT # as in bench-fix-floor.sh
 RATES=${RATES:-"5000 10000"}
 SESSIONS=${SESSIONS:-4}
 ROUNDS=${ROUNDS:-3}

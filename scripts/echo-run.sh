@@ -26,6 +26,7 @@ vbin=${VBIN:-bin/fixvenue} lbin=${LBIN:-bin/fixvenue}
 dir=$(mktemp -d)
 pid=
 trap '[ -z "$pid" ] || { kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; } || true; rm -rf "$dir"' EXIT
+trap 'exit 130' INT # as in fix-run.sh
 journal=()
 [ "${DURABLE:-0}" = 1 ] && journal=(--journal "$dir/journal")
 # On a port the OS chooses unless PORT says one: a fixed one made two runs at

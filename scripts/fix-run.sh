@@ -36,6 +36,10 @@ VENUE_BIN=$vbin
 . scripts/lib/venue.sh
 dir=$(mktemp -d)
 trap 'venue_stop; [ -n "${KEEPLOG:-}" ] && cp "$dir/serve.log" "$KEEPLOG"; rm -rf "$dir"' EXIT
+# Ctrl-C: exit 130 (through the exit trap) once the command running returns.
+# The load generator handles the signal and ends normally, and the script
+# went on (and its caller, bench-fix-floor.sh, on to the next cell).
+trap 'exit 130' INT
 cat > "$dir/venue.toml" <<TOML
 [journal]
 fsync = "$fsync"

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -79,5 +81,64 @@ func TestFixRunScriptFailsWhenTheLoadCannotRun(t *testing.T) {
 	code, out, errs := runScript(t, "fix-run.sh", []string{"JSON=" + filepath.Join(t.TempDir(), "run.json")}, "auto", "batch", "0", "1")
 	if code != 1 || !strings.Contains(errs, "fix-run.sh: the load generator failed (status 2)") {
 		t.Errorf("fix-run.sh with a rate no run takes: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// TestBenchFixFloorStopsOnCtrlC: Ctrl-C (SIGINT to the process group, as a
+// terminal sends it) stops scripts/bench-fix-floor.sh (make bench-fix)
+// with status 130, its venue stopped. The load generator handles the
+// signal and exits normally, and so did the run's script: the bench went
+// on to its next run, one Ctrl-C needed per run.
+func TestBenchFixFloorStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("fix-run.sh scrapes the venue's metrics with curl")
+	}
+	if signal.Ignored(syscall.SIGINT) {
+		t.Skip("SIGINT is ignored (a background job of a shell): the script could not trap it")
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "bench-fix-floor.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	// One cell, the venue first and the floor after it, each long enough
+	// that only the signal ends the venue's within the test.
+	cmd := exec.Command(script)
+	cmd.Env = append(os.Environ(), "CELLS=50/1", "ROUNDS=1", "DUR=20s", "WARMUP=0s", "OUT="+out, "VENUES=venue="+binPath, "LBIN="+binPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The venue's run prints its first line as the load starts.
+	runLog := filepath.Join(out, "venue-50-1-r1.txt")
+	for i := 0; ; i++ {
+		if b, _ := os.ReadFile(runLog); bytes.Contains(b, []byte("== wait=")) {
+			break
+		}
+		if i == 600 {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Fatalf("the venue's run did not start within a minute\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // the load under way
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || strings.Contains(stderr.String(), "floor-50-1-r1") {
+		b, _ := os.ReadFile(runLog)
+		t.Fatalf("bench-fix-floor.sh after Ctrl-C: %v, want exit 130 before the floor's run\n%s\nthe venue's run:\n%s", err, stderr.String(), b)
 	}
 }
