@@ -62,7 +62,8 @@ TOML
 	before=$(bench_loadavg)
 	cpu0=$(proc_cpu_s "$venue_pid")
 	local rc=0
-	timeout "$limit" "$BIN" load --quiet --json --addr "$venue_fix_addr" --sessions "$SESSIONS" --mix "$MIX" \
+	# --foreground, so that Ctrl-C reaches the load (bench-latency.sh).
+	timeout --foreground "$limit" "$BIN" load --quiet --json --addr "$venue_fix_addr" --sessions "$SESSIONS" --mix "$MIX" \
 		--rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max 1m \
 		--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
 	echo "- $name: load average $before before, $(bench_loadavg) after; load status $rc; venue CPU $(awk -v a="$cpu0" -v b="$(proc_cpu_s "$venue_pid")" 'BEGIN { printf "%.2f", b - a }') s" >> "$OUT/summary.md"

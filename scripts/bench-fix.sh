@@ -67,7 +67,8 @@ for fsync in $FSYNCS; do
 			for rate in $RATES; do
 				name=$ladder-$rate
 				rc=0
-				timeout "$limit" "$BIN" load --quiet --json --addr "$fix_addr" --sessions "$sessions" --mix "$mix" \
+				# --foreground, so that Ctrl-C reaches the load (bench-latency.sh).
+				timeout --foreground "$limit" "$BIN" load --quiet --json --addr "$fix_addr" --sessions "$sessions" --mix "$mix" \
 					--rate "$rate" --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --p99-max "$P99_MAX" \
 					--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json" || rc=$?
 				if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then

@@ -25,6 +25,7 @@ PACE=${PACE:-yield}
 RUN_GRACE=${RUN_GRACE:-120}
 
 cd "$(dirname "$0")/.."
+trap 'exit 130' INT # Ctrl-C: stop here, once the run under way has stopped
 . scripts/lib/bench.sh
 bench_bin bench-latency.sh
 bench_out pipeline
@@ -50,7 +51,10 @@ for procs in $PROCS; do
 			for rate in $RATES 0; do
 				name=pipeline-$wait-journal-$journal-$ps-${rate/#0/max}
 				echo "bench-latency.sh: $name" >&2
-				if ! timeout "$limit" "$BIN" bench pipeline --quiet --json --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" \
+				# --foreground: in a process group of its own (timeout's
+				# default) the run never saw Ctrl-C and ended normally, and
+				# the script, which had seen it, went on to the next run.
+				if ! timeout --foreground "$limit" "$BIN" bench pipeline --quiet --json --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" \
 					--wait "$wait" --journal "$journal" --mix "$MIX" --pace "$PACE" --procs "$procs" \
 					--hgrm "$OUT/$name.hgrm" --svg "$OUT/$name.svg" > "$OUT/$name.json"; then
 					echo "bench-latency.sh: $name failed or timed out (see $OUT/$name.json)" >&2

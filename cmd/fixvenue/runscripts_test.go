@@ -84,49 +84,38 @@ func TestFixRunScriptFailsWhenTheLoadCannotRun(t *testing.T) {
 	}
 }
 
-// TestBenchFixFloorStopsOnCtrlC: Ctrl-C (SIGINT to the process group, as a
-// terminal sends it) stops scripts/bench-fix-floor.sh (make bench-fix)
-// with status 130, its venue stopped. The load generator handles the
-// signal and exits normally, and so did the run's script: the bench went
-// on to its next run, one Ctrl-C needed per run.
-func TestBenchFixFloorStopsOnCtrlC(t *testing.T) {
-	t.Parallel()
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("fix-run.sh scrapes the venue's metrics with curl")
-	}
+// interruptScript starts scripts/NAME with env added, in a process group
+// of its own; once started(its output so far) says so, it sends SIGINT to
+// the group, as a terminal's Ctrl-C does, and returns how the script ended
+// and its output.
+func interruptScript(t *testing.T, name string, env []string, started func(output string) bool) (output string, err error) {
+	t.Helper()
 	if signal.Ignored(syscall.SIGINT) {
 		t.Skip("SIGINT is ignored (a background job of a shell): the script could not trap it")
 	}
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "bench-fix-floor.sh"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	// One cell, the venue first and the floor after it, each long enough
-	// that only the signal ends the venue's within the test.
 	cmd := exec.Command(script)
-	cmd.Env = append(os.Environ(), "CELLS=50/1", "ROUNDS=1", "DUR=20s", "WARMUP=0s", "OUT="+out, "VENUES=venue="+binPath, "LBIN="+binPath)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// The venue's run prints its first line as the load starts.
-	runLog := filepath.Join(out, "venue-50-1-r1.txt")
-	for i := 0; ; i++ {
-		if b, _ := os.ReadFile(runLog); bytes.Contains(b, []byte("== wait=")) {
-			break
-		}
+	for i := 0; !started(out.String()); i++ {
 		if i == 600 {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			t.Fatalf("the venue's run did not start within a minute\n%s", stderr.String())
+			<-done
+			t.Fatalf("%s: its run did not start within a minute\n%s", name, out.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond) // the load under way
+	time.Sleep(500 * time.Millisecond) // the run under way
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +125,94 @@ func TestBenchFixFloorStopsOnCtrlC(t *testing.T) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-done
 	}
+	return out.String(), err
+}
+
+// syncBuffer is a bytes.Buffer that a child's output and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestBenchFixFloorStopsOnCtrlC: Ctrl-C stops scripts/bench-fix-floor.sh
+// (make bench-fix) with status 130, its venue stopped. The load generator
+// handles the signal and exits normally, and so did the run's script: the
+// bench went on to its next run, one Ctrl-C needed per run.
+func TestBenchFixFloorStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("fix-run.sh scrapes the venue's metrics with curl")
+	}
+	out := t.TempDir()
+	runLog := filepath.Join(out, "venue-50-1-r1.txt")
+	// One cell, the venue first and the floor after it, each long enough
+	// that only the signal ends the venue's within the test.
+	output, err := interruptScript(t, "bench-fix-floor.sh",
+		[]string{"CELLS=50/1", "ROUNDS=1", "DUR=20s", "WARMUP=0s", "OUT=" + out, "VENUES=venue=" + binPath, "LBIN=" + binPath},
+		func(string) bool {
+			// The venue's run prints its first line as the load starts.
+			b, _ := os.ReadFile(runLog)
+			return bytes.Contains(b, []byte("== wait="))
+		})
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 || strings.Contains(stderr.String(), "floor-50-1-r1") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || strings.Contains(output, "floor-50-1-r1") {
 		b, _ := os.ReadFile(runLog)
-		t.Fatalf("bench-fix-floor.sh after Ctrl-C: %v, want exit 130 before the floor's run\n%s\nthe venue's run:\n%s", err, stderr.String(), b)
+		t.Fatalf("bench-fix-floor.sh after Ctrl-C: %v, want exit 130 before the floor's run\n%s\nthe venue's run:\n%s", err, output, b)
+	}
+}
+
+// TestBenchLatencyStopsOnCtrlC: Ctrl-C stops scripts/bench-latency.sh (make
+// bench-latency). Each run went under timeout(1) in a process group of its
+// own, which the terminal's signal never reached: the script ran every one
+// of its runs (48 by default) to the end, Ctrl-C or not.
+func TestBenchLatencyStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("bench-latency.sh bounds each run with timeout(1)")
+	}
+	output, err := interruptScript(t, "bench-latency.sh",
+		[]string{"BIN=" + binPath, "RATES=1000", "WAITS=park", "JOURNALS=off", "PROCS=0", "DURATION=20s", "WARMUP=0s", "OUT=" + t.TempDir()},
+		func(output string) bool {
+			return strings.Contains(output, "bench-latency.sh: pipeline-park-journal-off-procs-default-1000")
+		})
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || strings.Contains(output, "procs-default-max") {
+		t.Fatalf("bench-latency.sh after Ctrl-C: %v, want exit 130 before its next run\n%s", err, output)
+	}
+}
+
+// TestBenchFixStopsOnCtrlC: Ctrl-C reaches the load run of
+// scripts/bench-fix.sh (make bench-fix-ladder), which stops it (its result
+// says interrupted) and then the script (status 130). Under timeout(1), in a
+// process group of its own, the run never saw the signal: it went on until
+// the venue, which did, logged its sessions out, and its result read as a
+// run that failed.
+func TestBenchFixStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("bench-fix.sh bounds each run with timeout(1)")
+	}
+	out := t.TempDir()
+	output, err := interruptScript(t, "bench-fix.sh",
+		[]string{"BIN=" + binPath, "SESSIONS=1", "MIXES=passive", "RATES=50 100", "FSYNCS=batch", "DURATION=20s", "WARMUP=0s", "OUT=" + out},
+		func(output string) bool {
+			return strings.Contains(output, "bench-fix.sh: fix-batch-1s-passive: venue on")
+		})
+	result, _ := os.ReadFile(filepath.Join(out, "fix-batch-1s-passive-50.json"))
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(string(result), `"interrupted": true`) {
+		t.Fatalf("bench-fix.sh after Ctrl-C: %v, want exit 130, its run interrupted\n%s\nthe run's result:\n%s", err, output, result)
 	}
 }
