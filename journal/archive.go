@@ -169,7 +169,7 @@ func listArchived(dir string, firstLive uint64, haveLive bool) ([]segmentFile, e
 		if !ok {
 			return nil, fmt.Errorf("journal: %s: unexpected archived segment name", filepath.Join(archive, e.Name()))
 		}
-		if err := notRegular(archive, e, "archived journal segment"); err != nil {
+		if err := notRegular(archive, e, "an archived journal segment"); err != nil {
 			return nil, err
 		}
 		if haveLive && first >= firstLive {

@@ -78,7 +78,7 @@ func notRegular(dir string, e fs.DirEntry, what string) error {
 	} else {
 		kind = regularfile.Kind(st.Mode())
 	}
-	return fmt.Errorf("journal: %s is named like a %s but is %s: move it out of %s", path, what, kind, dir)
+	return fmt.Errorf("journal: %s is named like %s but is %s: move it out of %s", path, what, kind, dir)
 }
 
 // listSegments returns the segments of dir in sequence order. Files that
@@ -100,7 +100,7 @@ func listSegments(dir string) ([]segmentFile, error) {
 		if !ok {
 			return nil, fmt.Errorf("journal: %s: unexpected segment file name", filepath.Join(dir, name))
 		}
-		if err := notRegular(dir, e, "journal segment"); err != nil {
+		if err := notRegular(dir, e, "a journal segment"); err != nil {
 			return nil, err
 		}
 		segs = append(segs, segmentFile{path: filepath.Join(dir, name), name: name, firstSeq: first})

@@ -169,7 +169,7 @@ func ListSnapshots(dir string) ([]SnapshotFile, error) {
 	var out []SnapshotFile
 	for _, e := range entries {
 		if seq, ok := parseSnapshotName(e.Name()); ok {
-			if err := notRegular(dir, e, "snapshot"); err != nil {
+			if err := notRegular(dir, e, "a snapshot"); err != nil {
 				return nil, err
 			}
 			out = append(out, SnapshotFile{Path: filepath.Join(dir, e.Name()), Seq: seq})
