@@ -234,3 +234,37 @@ func TestArchiveReadsADecompressedSegment(t *testing.T) {
 		t.Fatalf("verify over a damaged decompressed segment: %v", err)
 	}
 }
+
+// TestArchivedRecordsNameTheArchive: a record read from an archived
+// segment names the file as it lies in the journal directory
+// (archive/journal-<seq>.seg.gz), as `journal dump` prints it, where it
+// named a file of that name in the live directory, which holds none.
+func TestArchivedRecordsNameTheArchive(t *testing.T) {
+	dir := t.TempDir()
+	cfg := journal.Config{SegmentBytes: 64 << 10}
+	const n, snapSeq = 3000, 2000
+	journalWithSnapshots(t, dir, cfg, newMatcher(t), 11, n, snapSeq)
+	if res, err := journal.ArchiveSegments(dir, snapSeq, nil); err != nil || res.Segments == 0 {
+		t.Fatalf("archive: %+v %v", res, err)
+	}
+	archived := map[string]bool{}
+	paths, _ := filepath.Glob(filepath.Join(dir, journal.ArchiveDirName, "journal-*.seg.gz"))
+	for _, p := range paths {
+		archived[journal.ArchiveDirName+"/"+filepath.Base(p)] = true
+	}
+	seen := map[string]bool{}
+	for rec, err := range journal.Records(dir, journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, rec.Segment)); err != nil {
+			t.Fatalf("record %d names %s, no file of the journal directory: %v", rec.Seq, rec.Segment, err)
+		}
+		seen[rec.Segment] = true
+	}
+	for name := range archived {
+		if !seen[name] {
+			t.Fatalf("no record named the archived segment %s (records named %v)", name, seen)
+		}
+	}
+}

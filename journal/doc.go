@@ -204,7 +204,10 @@
 // (beside its .seg.gz, the .seg.gz is read). A segment archived
 // after a Reader listed it as live, by an end of day of the venue running
 // beside `journal verify` or dump, or beside a drop-copy replay, is read from
-// the archive when the Reader reaches it. A gzip stream that
+// the archive when the Reader reaches it. A record read from the archive
+// names its file as it lies in the journal directory
+// (archive/journal-<first seq>.seg.gz, its offset counted in the
+// decompressed content), as dump prints it. A gzip stream that
 // is damaged or cut is a *CorruptionError naming the .seg.gz file and the
 // offset in it where the damage was met (a checksum is checked at the
 // stream's end, so a flipped byte is named there). A replay from a

@@ -20,8 +20,12 @@ const progressStepBytes = 4 << 20
 type Record struct {
 	Seq     uint64
 	Payload []byte // valid until the next call to Next; copy it to keep it
-	Segment string // base name of the segment file
-	Offset  int64  // byte offset of the frame in that file
+	// Segment is the segment file's path in the journal directory: its
+	// name for a live one, archive/ and its file name for an archived one
+	// (archive/journal-<seq>.seg.gz: Offset then counts in its
+	// decompressed content), where an operator finds it.
+	Segment string
+	Offset  int64 // byte offset of the frame in that file
 	// Entry is a Raft entry mark (Entry.Index > 0, Payload nil, Seq the seq
 	// its first command carries); only a Reader with ReaderOptions.Entries
 	// returns marks.
@@ -228,7 +232,7 @@ func (r *Reader) Next() (Record, error) {
 				break
 			}
 			if r.opts.Entries && r.cur.nextSeq >= r.opts.FromSeq {
-				return Record{Seq: r.cur.nextSeq, Segment: r.segs[r.idx].name, Offset: r.cur.frameOff, Entry: r.cur.mark}, nil
+				return Record{Seq: r.cur.nextSeq, Segment: r.segs[r.idx].label(), Offset: r.cur.frameOff, Entry: r.cur.mark}, nil
 			}
 			continue
 		}
@@ -243,7 +247,7 @@ func (r *Reader) Next() (Record, error) {
 				continue
 			}
 			r.records++
-			return Record{Seq: r.cur.seq, Payload: r.cur.payload, Segment: r.segs[r.idx].name, Offset: r.cur.frameOff}, nil
+			return Record{Seq: r.cur.seq, Payload: r.cur.payload, Segment: r.segs[r.idx].label(), Offset: r.cur.frameOff}, nil
 		}
 		if err := r.endSegment(st); err != nil {
 			r.finish(err)

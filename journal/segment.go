@@ -57,6 +57,14 @@ type segmentFile struct {
 	plain bool
 }
 
+// label is the segment's path in the journal directory (Record.Segment).
+func (s segmentFile) label() string {
+	if s.archived {
+		return ArchiveDirName + "/" + filepath.Base(s.path)
+	}
+	return s.name
+}
+
 // notRegular refuses an entry of a journal directory that is named like a
 // segment or a snapshot (what) but is not a regular file, or a symbolic
 // link to one: opening a named pipe to read waits for a writer for ever
