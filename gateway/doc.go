@@ -160,7 +160,11 @@
 // quickfix.Message is reused for the session's next one (reuse.go; at most
 // reportsReusedMax kept per session).
 // A full queue means the client is not reading: the session is disconnected,
-// and its answers still reach the FIX store for the next logon.
+// and its answers still reach the FIX store for the next logon. The order
+// round trip (fixvenue_order_round_trip_seconds, Config.OrderToER) is
+// recorded at the hand-over, from the command's timestamp, only for the
+// answers of a command inbound published from a FIX message: inbound notes
+// its seq (roundtrip.go), as the others' timestamps are no arrival.
 //
 // Risk (risk.go): a reject caused by a pre-trade limit or a kill switch
 // follows a RiskBreach event of the same command; outbound keeps the last

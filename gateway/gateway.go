@@ -115,7 +115,8 @@ type Config struct {
 	MarketDateEnd func(year int, month time.Month, day int) time.Time
 	// OrderToER, when set, records for each answer to a client's message
 	// the nanoseconds from its arrival to its hand-over to the session
-	// (after durability), in the venue's HdrHistograms (package latency).
+	// (after durability), in the venue's HdrHistograms (package latency);
+	// only the answers of a command a FIX message caused (roundtrip.go).
 	OrderToER LatencyRecorder
 	// NextSenderSeqNum, when set, returns the MsgSeqNum the venue will give
 	// the next message of a session (its FIX store's), so that a
@@ -175,6 +176,9 @@ type Gateway struct {
 	// rejectEchoes are what the rejects of the orders published echo of
 	// them (postonly.go).
 	rejectEchoes *rejectEchoes
+	// fixCommands are the seqs of the commands inbound published from FIX
+	// messages, whose answers alone outbound measures (roundtrip.go).
+	fixCommands *fixCommands
 	// open is the open-order view (openorders.go); openHeld are its changes
 	// from the events of the chunk outbound is building (outbound's
 	// goroutine only), applied in handOver.
@@ -279,6 +283,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		bySession:    map[quickfix.SessionID]*session{},
 		open:         newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
 		rejectEchoes: newRejectEchoes(commandSlots + eventSlots),
+		fixCommands:  newFixCommands(commandSlots + eventSlots),
 	}
 	if cfg.OpenView != nil {
 		if len(cfg.OpenView.v.bySession) != len(cfg.Sessions) {

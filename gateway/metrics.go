@@ -39,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fixvenue_rejects_total",
 			Help: "Rejected orders and cancels by reason."}, []string{"reason"}),
 		roundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fixvenue_order_round_trip_seconds",
-			Help:    "From a FIX message's arrival to its answer being handed to the session.",
+			Help:    "From a FIX message's arrival to each answer of its command (its reports, the fills of the orders it traded with) being handed to a session; the reports no FIX message caused (an operator's, the schedule's, an end of day's, a cancel on disconnect's) are not in it.",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 2, 18)}),
 		loggedOn: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fixvenue_sessions_logged_on", Help: "FIX sessions logged on."}),
 		outboundDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_outbound_overflow_disconnects_total",

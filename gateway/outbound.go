@@ -34,7 +34,10 @@ type heldAnswer struct {
 	idx        uint16
 	m          *quickfix.Message
 	receivedNs int64
-	reuse      bool // m is from the session's free list (reuse.go)
+	// measured marks an answer of a command a FIX message caused: its
+	// round trip is recorded at the hand-over (roundtrip.go).
+	measured bool
+	reuse    bool // m is from the session's free list (reuse.go)
 	// broadcast marks an unsolicited status: it goes only to a session
 	// logged on at the hand-over (handsOver).
 	broadcast bool
@@ -107,7 +110,7 @@ func (g *Gateway) handOver() {
 	for i := range g.held {
 		a := &g.held[i]
 		if s := g.sessionOf(a.idx); s != nil && handsOver(a, s) {
-			if a.receivedNs > 0 {
+			if a.measured {
 				g.metrics.roundTrip.Observe(float64(now-a.receivedNs) / 1e9)
 				if g.cfg.OrderToER != nil {
 					g.cfg.OrderToER.Record(now - a.receivedNs)
@@ -281,21 +284,22 @@ func (b *erBuilder) stopPx(stopPxTicks int64) *erBuilder {
 	return b
 }
 
-// deliver holds m for its session until RunOutbound has waited for
-// durability (handOver).
-func (g *Gateway) deliver(idx uint16, m *quickfix.Message, receivedNs int64) {
-	g.held = append(g.held, heldAnswer{idx: idx, m: m, receivedNs: receivedNs})
+// deliver holds m, an answer of command cause stamped receivedNs, for its
+// session until RunOutbound has waited for durability (handOver).
+func (g *Gateway) deliver(idx uint16, m *quickfix.Message, cause uint64, receivedNs int64) {
+	g.held = append(g.held, heldAnswer{idx: idx, m: m, receivedNs: receivedNs, measured: g.fixCommands.has(cause)})
 }
 
 // deliverER finishes b's report in a message of session idx's free list
 // (reuse.go) and holds it like deliver.
-func (g *Gateway) deliverER(idx uint16, b *erBuilder, receivedNs int64) {
+func (g *Gateway) deliverER(idx uint16, b *erBuilder, cause uint64, receivedNs int64) {
 	s := g.sessionOf(idx)
 	if s == nil {
-		g.deliver(idx, b.message(), receivedNs)
+		g.deliver(idx, b.message(), cause, receivedNs)
 		return
 	}
-	g.held = append(g.held, heldAnswer{idx: idx, m: b.into(s.out.takeReport()), receivedNs: receivedNs, reuse: true})
+	g.held = append(g.held, heldAnswer{idx: idx, m: b.into(s.out.takeReport()), receivedNs: receivedNs,
+		measured: g.fixCommands.has(cause), reuse: true})
 }
 
 func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
@@ -312,7 +316,7 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 // onTriggered reports an elected stop. FIX 4.4 has no ExecType for it (the
@@ -333,7 +337,7 @@ func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
 	}
 	b.str(tag.Text, "stop triggered by a trade at "+b.priceText(e.TriggerPriceTicks()))
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 // rejectText is RejectText with the instrument's limits where they make the
@@ -451,7 +455,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 func (g *Gateway) onFill(e *venue.Fill) {
@@ -477,7 +481,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		g.metrics.trades.Inc()
 	}
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 // CancelText returns the venue's words for why an order was cancelled.
@@ -543,7 +547,7 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		str(tag.Text, g.cancelText(e)).time(tag.TransactTime, e.TimestampNs())
 	g.orderTerms(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 // orderTerms writes what an order is beyond what a Fill or an
@@ -627,7 +631,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		b.str(tag.Text, "replaced: time priority kept")
 	}
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 // Texts of a cancel or replace refused for naming other characteristics
@@ -675,7 +679,7 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 		ordStatusOf(e.OrdStatus()), cxlRejResponseToOf(e.ResponseTo()), cxlRejReasonOf(e.Reason()), text)
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())
-	g.deliver(e.SessionIdx(), m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), m, e.CauseSeq(), e.TimestampNs())
 }
 
 func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
@@ -709,7 +713,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			b.str(tag.OrdStatusReqID, reqID)
 		}
 	}
-	g.deliverER(e.SessionIdx(), b, e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
 }
 
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
@@ -736,5 +740,5 @@ func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
 	if e.Side() != 0 {
 		m.Body.SetString(tag.Side, string(sideOf(venue.Side(e.Side()))))
 	}
-	g.deliver(e.SessionIdx(), m, e.TimestampNs())
+	g.deliver(e.SessionIdx(), m, e.CauseSeq(), e.TimestampNs())
 }

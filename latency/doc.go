@@ -15,13 +15,20 @@
 //
 // The venue records two latencies (DESIGN.md "Latency and measurement"):
 //   - order to ExecutionReport: from a FIX message's arrival (the gateway's
-//     stamp, carried in the command) to its answer being handed to the
+//     stamp, carried in the command) to each answer of its command (its
+//     reports, the fills of the orders it traded with) being handed to a
 //     session, after the command is durable;
 //   - order to feed: from the same stamp to the flush of the market data
-//     packet that carries the command's messages; only for a command a FIX
-//     message caused (marketdata.Feed's recordLatency): an operator's, the
-//     schedule's or a Tick's command carries no arrival (the schedule's, a
-//     transition run late, the time it was due).
+//     packet that carries the command's messages.
+//
+// Both are measured only for a command a FIX message caused (the gateway
+// notes those it publishes, gateway/roundtrip.go; the feed tells them by
+// their events, marketdata.Feed's recordLatency): an operator's (a mass
+// cancel, a kill switch, a halt, a phase change and its uncross), the
+// schedule's, an end of day's, a Tick's or a cancel on disconnect's command
+// carries no arrival (the schedule's, a transition run late, the time it
+// was due), and an answer rebuilt after a crash is handed over by no
+// outbound.
 //
 // Limits: values are nanoseconds in [1, ValueMaxNs]; a larger value is
 // recorded as ValueMaxNs and counted in Summary.Clamped. Precision is

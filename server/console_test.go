@@ -12,12 +12,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
@@ -460,10 +462,10 @@ func TestConsoleSignInReturnsToThePageAsked(t *testing.T) {
 	}
 }
 
-// feedLatencyCount reads the Latency page's first update from its stream
-// and returns how many orders its order-to-feed histogram holds since
+// latencyCount reads the Latency page's first update from its stream and
+// returns how many values its series (the histogram named so) holds since
 // start.
-func feedLatencyCount(t *testing.T, base string) int64 {
+func latencyCount(t *testing.T, base, series string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), readWait)
 	defer cancel()
@@ -495,11 +497,11 @@ func feedLatencyCount(t *testing.T, base string) int64 {
 			t.Fatal(err)
 		}
 		for _, s := range v.Series {
-			if s.Name == "order to market data feed" {
+			if s.Name == series {
 				return s.SinceStart.Count
 			}
 		}
-		t.Fatalf("no order-to-feed series in %s", data)
+		t.Fatalf("no series %q in %s", series, data)
 	}
 	t.Fatalf("the latency stream ended without an update: %v", sc.Err())
 	return 0
@@ -535,10 +537,112 @@ func TestConsoleOrderToFeedCountsOrdersOnly(t *testing.T) {
 	expectER(t, c, map[int]string{11: "o3", 150: "0"})
 	var n int64
 	waitUntil(t, "the last order is in the order-to-feed histogram", func() bool {
-		n = feedLatencyCount(t, base)
+		n = latencyCount(t, base, "order to market data feed")
 		return n >= 4
 	})
 	if n != 4 {
 		t.Fatalf("order to market data feed counts %d commands; want the 4 orders", n)
+	}
+}
+
+// TestOrderRoundTripCountsFIXAnswersOnly: the order round trip
+// (fixvenue_order_round_trip_seconds and the Latency page's order to
+// ExecutionReport) is measured from a FIX message's arrival, so it holds
+// the answers of the commands FIX messages caused (orders, the fills of the
+// orders they trade with, a cancel, a mass cancel and its cancels, a status
+// request) and none of the reports no message caused: an operator's phase
+// change and its uncross, mass cancel, halt and resume, and end of day.
+// Their commands carry the time the admin API or the schedule stamped (a
+// transition due while the venue was down: hours before).
+func TestOrderRoundTripCountsFIXAnswersOnly(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n"+idleSchedule()), Options{})
+	waitReady(t, s)
+	base := "http://" + s.AdminAddr()
+	admin := func(path, body string) {
+		t.Helper()
+		if code := adminCall(t, s, "POST", path, bobToken, body, nil); code != 200 {
+			t.Fatalf("POST %s %s: HTTP %d", path, body, code)
+		}
+	}
+	c := logon(t, s, "CLIENT1", true)
+	answers := 0 // reports and answers of FIX messages the client has had
+	accept := func(o order) {
+		t.Helper()
+		sendOrder(t, c, o)
+		expectER(t, c, map[int]string{11: o.id, 150: "0"})
+		answers++
+	}
+	cancelled := func(id, execType string) {
+		t.Helper()
+		expectER(t, c, map[int]string{11: id, 150: execType})
+	}
+
+	// Orders in the opening call, and the operator's open: its uncross
+	// trades b1 and s1, two reports no message caused.
+	admin("/v1/phase", `{"reason":"early","group":"acme","phase":"pre_open"}`)
+	accept(order{id: "b1", side: "1", qty: "5", px: "100.00"})
+	accept(order{id: "s1", side: "2", qty: "5", px: "100.00"})
+	accept(order{id: "b2", side: "1", qty: "3", px: "99.00"})
+	accept(order{id: "b3", side: "1", qty: "2", px: "98.00"})
+	admin("/v1/phase", `{"reason":"open now","group":"acme","phase":"open"}`)
+	expectER(t, c, map[int]string{11: "b1", 150: "F", 39: "2"})
+	expectER(t, c, map[int]string{11: "s1", 150: "F", 39: "2"})
+
+	// An order that trades (its fill and the resting order's are its
+	// answers), a cancel, and a mass cancel by the client.
+	accept(order{id: "s2", side: "2", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "s2", 150: "F", 39: "2"})
+	expectER(t, c, map[int]string{11: "b2", 150: "F", 39: "1"})
+	answers += 2
+	if err := c.Send("F", fixclient.F(11, "x3"), fixclient.F(41, "b3"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	cancelled("x3", "4")
+	answers++
+	accept(order{id: "b4", side: "1", qty: "1", px: "97.00"})
+	if err := c.Send("q", fixclient.F(11, "mc"), fixclient.F(530, "7"), fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "r", map[int]string{11: "mc", 533: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	answers += 3 // b2's and b4's cancels, then the report
+
+	// The operator's mass cancel, a halt and a resume, and the end of day
+	// that expires the DAY orders left: no FIX message's.
+	accept(order{id: "b5", side: "1", qty: "1", px: "97.00"})
+	accept(order{id: "b6", side: "1", qty: "1", px: "96.00"})
+	admin("/v1/cancel", `{"reason":"clean up","session":"CLIENT1"}`)
+	cancelled("b5", "4")
+	cancelled("b6", "4")
+	admin("/v1/instruments/ACME/halt", `{"reason":"news"}`)
+	admin("/v1/instruments/ACME/resume", `{"reason":"news out"}`)
+	accept(order{id: "b7", side: "1", qty: "1", px: "97.00"})
+	accept(order{id: "b8", side: "1", qty: "1", px: "96.00"})
+	admin("/v1/eod", `{"reason":"day done"}`)
+	cancelled("b7", "C")
+	cancelled("b8", "C")
+
+	// A status request last (the day's ClOrdIDs are gone: b1 is an unknown
+	// order now): once the Latency page's histogram holds its answer, it
+	// holds whatever was recorded before it. The metric is recorded before
+	// each report is sent, so it holds them all already.
+	if err := c.Send("H", fixclient.F(11, "b1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "b1", 150: "I"})
+	answers++
+	if got := metricstest.Value(t, scrape(t, s), "fixvenue_order_round_trip_seconds_count"); got != strconv.Itoa(answers) {
+		t.Errorf("fixvenue_order_round_trip_seconds_count = %s; want the %d answers to FIX messages", got, answers)
+	}
+	var n int64
+	waitUntil(t, "the status request's answer is in the order-to-ExecutionReport histogram", func() bool {
+		n = latencyCount(t, base, "order to ExecutionReport")
+		return n >= int64(answers)
+	})
+	if n != int64(answers) {
+		t.Errorf("order to ExecutionReport counts %d reports; want the %d answers to FIX messages", n, answers)
 	}
 }
