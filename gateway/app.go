@@ -457,6 +457,19 @@ func (g *Gateway) throttleLogout(s *session) {
 	g.logOut(s, "message rate limit exceeded")
 }
 
+// LogOutSession logs session id out, as LogOut does, with a Logout whose
+// Text (58) is text: the FIX edge's request for what the client sent that
+// FIX ends a session for (edge.Config.LogOut). False when the session is not
+// logged on here; the edge then closes the connection.
+func (g *Gateway) LogOutSession(id quickfix.SessionID, text string) bool {
+	s, ok := g.bySession[id]
+	if !ok || !s.loggedOn.Load() {
+		return false
+	}
+	g.logOut(s, text)
+	return true
+}
+
 // logoutWriteWait is how long a Logout the venue starts is given to reach the
 // client before its connection is closed.
 const logoutWriteWait = 200 * time.Millisecond

@@ -152,6 +152,11 @@ func (s *Server) listenEdge() (net.Listener, error) {
 		}
 		return "", false
 	}
+	ec.LogOut = func(key edge.SessionKey, text string) bool {
+		gw := s.logonGateway.Load()
+		return gw != nil && gw.LogOutSession(quickfix.SessionID{BeginString: key.BeginString,
+			SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}, text)
+	}
 	if s.sessCtl != nil {
 		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)
 	}

@@ -231,6 +231,17 @@ func hostileCases() []hostileCase {
 				return c.msgAt(seq, "A", "98=0", "108=0")
 			}},
 
+		// Disconnected: a message without MsgSeqNum, which FIX ends the
+		// session for. QuickFIX/Go would reject it and take the next
+		// expected MsgSeqNum for it; dropped, it takes none. No
+		// Config.LogOut here to log the session out (the venue's: fixtests'
+		// msgseqnum_missing script), so the edge closes.
+		{name: "message without MsgSeqNum", logon: true, react: reactClose, reason: ReasonMissingMsgSeqNum,
+			send: func(c *fixClient, seq int) []byte {
+				h := c.headerAt(seq, "D")
+				return fixMsg(append(append(h[:1:1], h[2:]...), nosBody...)...)
+			}},
+
 		// Disconnected: a size claim the edge will not buffer.
 		{name: "BodyLength huge", logon: true, react: reactClose, reason: ReasonOversize,
 			send: bodyLength("999999999")},

@@ -151,6 +151,14 @@ type Config struct {
 	// OnClose is called once when a connection handed to QuickFIX/Go is
 	// closed, with the first reason it was closed for. It must not block.
 	OnClose func(key SessionKey, reason Reason)
+	// LogOut asks the application to log a session out with a Logout whose
+	// Text (58) is text, for what its client sent that FIX ends a session
+	// for and the edge dropped (a message without MsgSeqNum: doc.go,
+	// "Framing"); the edge cannot write the Logout itself, the sequence
+	// numbers being QuickFIX/Go's. It reports whether the application does;
+	// when it does not, or LogOut is nil, the edge closes the connection.
+	// It runs in QuickFIX/Go's reader goroutine and must not block.
+	LogOut func(key SessionKey, text string) bool
 	// Logger receives refusals and closes; nil discards them. The edge never
 	// logs message contents, so passwords never reach a log.
 	Logger *slog.Logger

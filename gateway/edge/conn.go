@@ -23,6 +23,10 @@ var (
 	// carries a HeartBtInt outside 1 to HeartBtIntMax; the
 	// connection is closed.
 	ErrLogonInSession = errors.New("edge: malformed Logon inside the session, connection closed")
+	// ErrMissingMsgSeqNum is returned by Read when a message inside the
+	// session has no MsgSeqNum and the application did not log the session
+	// out (Config.LogOut); the connection is closed.
+	ErrMissingMsgSeqNum = errors.New("edge: message without MsgSeqNum inside the session, connection closed")
 )
 
 // initialOutboundBytes is the first capacity of each outbound buffer; they
@@ -103,6 +107,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.unusable, "source", c.source, "session", c.key)
 			continue
 		}
+		if !c.fr.seqNum {
+			// Dropped before QuickFIX/Go takes a sequence number for it
+			// (doc.go, "Framing"); FIX ends the session.
+			c.l.stats.add(ReasonMissingMsgSeqNum)
+			if !c.logOut(ReasonMissingMsgSeqNum, MissingMsgSeqNumText) {
+				return 0, ErrMissingMsgSeqNum
+			}
+			continue
+		}
 		if mt := c.fr.msgType(); len(mt) == 1 && mt[0] == 'A' {
 			// A Logon inside the session (a reset, 141=Y) is held to the
 			// first Logon's rules: QuickFIX/Go takes any HeartBtInt from
@@ -126,6 +139,23 @@ func (c *Conn) Read(p []byte) (int, error) {
 	n := copy(p, c.pending)
 	c.pending = c.pending[n:]
 	return n, nil
+}
+
+// MissingMsgSeqNumText is the Text (58) of the Logout a session gets for a
+// message without MsgSeqNum (Config.LogOut).
+const MissingMsgSeqNumText = "MsgSeqNum (34) missing: message not processed"
+
+// logOut has the application log the session out with text (Config.LogOut)
+// for reason, or, when it does not, closes the connection; it reports
+// whether the application does.
+func (c *Conn) logOut(r Reason, text string) bool {
+	if on := c.l.cfg.LogOut; on != nil && on(c.key, text) {
+		c.l.cfg.Logger.Info("edge: logging the session out", "reason", r, "source", c.source, "session", c.key)
+		return true
+	}
+	c.l.cfg.Logger.Info("edge: connection closed", "reason", r, "source", c.source, "session", c.key)
+	c.kill(r)
+	return false
 }
 
 // nextMessage frames the next whole message, valid until the next call;

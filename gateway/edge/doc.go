@@ -142,6 +142,7 @@
 //	BeginString, BodyLength or MsgType repeated,        drop                   garbled; a second empty BodyLength panics QuickFIX/Go
 //	  or "10=" inside the body
 //	MsgSeqNum empty or not a number (also repeated)     drop                   QuickFIX/Go panics; no sequence number to consume
+//	MsgSeqNum missing (after the Logon)                 drop, log out          FIX: Logout; QuickFIX/Go would take the next number
 //	length field (212, 95, 90, 93, 348…) empty, not a   drop                   empty or too large XmlDataLen panics QuickFIX/Go;
 //	  number, or not matching its data field                                   the field boundaries are unknown
 //	data field other than XmlData holding SOH           drop                   QuickFIX/Go splits it into fields it never had
@@ -154,9 +155,17 @@
 //
 // A dropped message consumes no sequence number: the session layer asks for
 // it again with a ResendRequest when the next one arrives, as the FIX rules
-// intend for garbled messages. The edge never writes into a session: it
-// cannot send a Reject for a crash shape because the outbound sequence
-// number is QuickFIX/Go's. A crash-shaped Logon (empty MsgSeqNum) is framed
+// intend for garbled messages. A message without MsgSeqNum has no number to
+// ask for: FIX ends the session on one, with a Logout saying so, where
+// QuickFIX/Go would answer it with a Reject and take the next expected
+// number for it (the client's next message, which carries that number, was
+// then refused as too low, and never processed). The edge drops it and
+// has the application log the session out (Config.LogOut), the Logout
+// saying "MsgSeqNum (34) missing: message not processed"; without
+// Config.LogOut the edge closes the connection.
+//
+// The edge never writes into a session: it cannot send a Reject for a crash
+// shape because the outbound sequence number is QuickFIX/Go's. A crash-shaped Logon (empty MsgSeqNum) is framed
 // whole and refused by the gate with a Logout; a Logon that is garbled
 // (including a bad XmlDataLen) is ignored like any garbled message and the
 // connection closes at the logon deadline.

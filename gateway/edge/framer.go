@@ -126,6 +126,7 @@ type framer struct {
 	dataLen       int
 	dataEnd       int    // index of the SOH closing the data field
 	emptyTag      int    // first tag seen with an empty value, 0 if none
+	seqNum        bool   // the message has a MsgSeqNum (34) field
 	unusable      Reason // why a well framed message must not be passed on
 	msgTypeStart  int
 	msgTypeEnd    int
@@ -396,6 +397,7 @@ func (f *framer) onBodyLength(c byte) verdict {
 		f.prevStart = -1
 		f.dataTag = 0
 		f.emptyTag = 0
+		f.seqNum = false
 		f.unusable = ReasonNone
 		f.state = stFieldStart
 		return needMore
@@ -523,6 +525,7 @@ func (f *framer) endField(value []byte) verdict {
 		return needMore
 	}
 	if f.tag == 34 {
+		f.seqNum = true
 		// QuickFIX/Go reads MsgSeqNum before validating the message and
 		// panics on an empty value; without a number there is no sequence
 		// number to consume. The message is still framed to its end, so

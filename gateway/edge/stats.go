@@ -21,6 +21,7 @@ const (
 	ReasonBadField         // a field that is not <digits>=<value><SOH>
 	ReasonRepeatedFraming  // BeginString, BodyLength or MsgType repeated, or CheckSum inside the body
 	ReasonBadMsgSeqNum     // MsgSeqNum (34) empty or not a positive number: no usable sequence number
+	ReasonMissingMsgSeqNum // no MsgSeqNum (34) inside the session: the session is logged out too (Config.LogOut)
 	ReasonBadDataLength    // a length field (212, 95, …) empty, not a number, or not matching its data field
 	ReasonDataWithSOH      // a data field other than XmlData (213) holding SOH, which QuickFIX/Go would split
 	ReasonEmptyValue       // a field without a value, dropped only with Config.DropEmptyValues
@@ -68,6 +69,7 @@ var reasonNames = [reasonsCount]string{
 	ReasonBadField:                "bad_field",
 	ReasonRepeatedFraming:         "repeated_framing_field",
 	ReasonBadMsgSeqNum:            "bad_msg_seq_num",
+	ReasonMissingMsgSeqNum:        "missing_msg_seq_num",
 	ReasonBadDataLength:           "bad_data_length",
 	ReasonDataWithSOH:             "data_with_soh",
 	ReasonEmptyValue:              "empty_value",
