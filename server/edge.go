@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quickfixgo/quickfix"
@@ -45,8 +46,18 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 			dropEmpty = true
 		}
 	}
+	// What QuickFIX/Go's sessions may hold between reading and handling
+	// a message: the edge's bound on messages ahead of a sequence gap
+	// allows for it.
+	inboundQueue := 1
+	for i := range cfg.Sessions {
+		if v, err := strconv.Atoi(cfg.QuickFIXSettings(&cfg.Sessions[i])["InChanCapacity"]); err == nil {
+			inboundQueue = max(inboundQueue, v)
+		}
+	}
 	return edge.Config{
 		DropEmptyValues:         dropEmpty,
+		SessionInboundQueue:     inboundQueue,
 		Address:                 cfg.FIX.Addr,
 		MessageBytesMax:         cfg.FIX.MessageBytesMax,
 		LogonTimeout:            cfg.FIX.LogonTimeout.Duration,
@@ -156,6 +167,19 @@ func (s *Server) listenEdge() (net.Listener, error) {
 		gw := s.logonGateway.Load()
 		return gw != nil && gw.LogOutSession(quickfix.SessionID{BeginString: key.BeginString,
 			SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}, text)
+	}
+	// The stores are made after the edge listens, before QuickFIX/Go
+	// starts, whose reader goroutines alone ask.
+	ec.NextTargetSeqNum = func(key edge.SessionKey) func() int {
+		if s.stores == nil {
+			return nil
+		}
+		st, ok := s.stores.Lookup(quickfix.SessionID{BeginString: key.BeginString,
+			SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID})
+		if !ok {
+			return nil
+		}
+		return st.NextTargetMsgSeqNum
 	}
 	if s.sessCtl != nil {
 		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)

@@ -24,6 +24,7 @@ const (
 	DefaultOutboundBytesMax        = 4 << 20
 	DefaultOutboundQueueMax        = 4096
 	DefaultWriteTimeout            = 5 * time.Second
+	DefaultAheadBytesMax           = 16 << 20
 	// MessageBytesMaxLimit is the largest MessageBytesMax accepted.
 	MessageBytesMaxLimit = 1 << 24
 	// compIDBytesMax bounds SenderCompID and TargetCompID in a Logon, which
@@ -159,6 +160,27 @@ type Config struct {
 	// when it does not, or LogOut is nil, the edge closes the connection.
 	// It runs in QuickFIX/Go's reader goroutine and must not block.
 	LogOut func(key SessionKey, text string) bool
+	// NextTargetSeqNum, when set, returns for a session the function that
+	// reports the MsgSeqNum its session layer expects next (the venue's:
+	// its FIX store's; safe to call from any goroutine). The edge then
+	// bounds what a client sends ahead of a sequence gap: QuickFIX/Go keeps
+	// every message above a gap until the gap is filled, in memory, with no
+	// bound and no application callback (so no message rate counts them),
+	// and a client that never fills the gap made the venue's memory grow
+	// with all it sent. A session whose messages read ahead of the gap
+	// (beyond what QuickFIX/Go may not have handled yet, SessionInboundQueue)
+	// exceed AheadBytesMax before the gap is filled is logged out (LogOut,
+	// AheadOfGapText) and what it sends after that is dropped.
+	NextTargetSeqNum func(key SessionKey) func() int
+	// AheadBytesMax bounds the bytes of messages a session may send ahead of
+	// a sequence gap (NextTargetSeqNum): 0 for DefaultAheadBytesMax; never
+	// less than four times SessionInboundQueue+2 messages of MessageBytesMax.
+	AheadBytesMax int
+	// SessionInboundQueue is the number of messages QuickFIX/Go's session
+	// may hold between reading and handling them: its InChanCapacity (1 by
+	// default), the most a session's expected MsgSeqNum lags the messages
+	// read for a reason other than a gap.
+	SessionInboundQueue int
 	// Logger receives refusals and closes; nil discards them. The edge never
 	// logs message contents, so passwords never reach a log.
 	Logger *slog.Logger
@@ -201,6 +223,9 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.CompIDsMax, DefaultCompIDsMax)
 	setInt(&c.OutboundBytesMax, DefaultOutboundBytesMax)
 	setInt(&c.OutboundQueueMax, DefaultOutboundQueueMax)
+	setInt(&c.AheadBytesMax, DefaultAheadBytesMax)
+	setInt(&c.SessionInboundQueue, 1)
+	c.AheadBytesMax = max(c.AheadBytesMax, 4*(c.SessionInboundQueue+2)*c.MessageBytesMax)
 	c.Accepts = c.Accepts.orDefault(DefaultAccepts)
 	c.AcceptsPerSource = c.AcceptsPerSource.orDefault(DefaultAcceptsPerSource)
 	c.LogonsPerCompID = c.LogonsPerCompID.orDefault(DefaultLogonsPerCompID)
@@ -210,7 +235,7 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("edge: rate %+v needs PerSecond >= 0 and Burst >= 1", r)
 		}
 	}
-	for _, v := range []int{c.ConnectionsMax, c.ConnectionsPerSourceMax, c.SourcesMax, c.CompIDsMax, c.OutboundBytesMax, c.OutboundQueueMax} {
+	for _, v := range []int{c.ConnectionsMax, c.ConnectionsPerSourceMax, c.SourcesMax, c.CompIDsMax, c.OutboundBytesMax, c.OutboundQueueMax, c.AheadBytesMax, c.SessionInboundQueue} {
 		if v < 0 {
 			return c, fmt.Errorf("edge: negative limit %d", v)
 		}

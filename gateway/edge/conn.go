@@ -27,6 +27,10 @@ var (
 	// session has no MsgSeqNum and the application did not log the session
 	// out (Config.LogOut); the connection is closed.
 	ErrMissingMsgSeqNum = errors.New("edge: message without MsgSeqNum inside the session, connection closed")
+	// ErrAheadOfGap is returned by Read when a session sent more than
+	// Config.AheadBytesMax ahead of a sequence gap and the application did
+	// not log it out (Config.LogOut); the connection is closed.
+	ErrAheadOfGap = errors.New("edge: too much sent ahead of a sequence gap, connection closed")
 )
 
 // initialOutboundBytes is the first capacity of each outbound buffer; they
@@ -52,6 +56,15 @@ type Conn struct {
 	fr      *framer
 	pending []byte // unread part of the current message
 	readErr error
+	// Messages ahead of a sequence gap (Config.NextTargetSeqNum).
+	nextTarget   func() int
+	targetLooked bool
+	aheadBytes   int    // read ahead of the gap since it was last filled
+	aheadSeqMax  uint64 // the highest MsgSeqNum counted in aheadBytes
+	lastTarget   uint64
+	// loggingOut: why the application was asked to log the session out
+	// (logOut); what the client sends after is dropped.
+	loggingOut Reason
 
 	// Write side.
 	mu           sync.Mutex
@@ -107,12 +120,25 @@ func (c *Conn) Read(p []byte) (int, error) {
 			c.l.cfg.Logger.Debug("edge: message dropped", "reason", c.fr.unusable, "source", c.source, "session", c.key)
 			continue
 		}
+		if c.loggingOut != ReasonNone {
+			// The application is logging the session out (logOut): what
+			// the client sends meanwhile is not taken.
+			c.l.stats.add(c.loggingOut)
+			continue
+		}
 		if !c.fr.seqNum {
 			// Dropped before QuickFIX/Go takes a sequence number for it
 			// (doc.go, "Framing"); FIX ends the session.
 			c.l.stats.add(ReasonMissingMsgSeqNum)
 			if !c.logOut(ReasonMissingMsgSeqNum, MissingMsgSeqNumText) {
 				return 0, ErrMissingMsgSeqNum
+			}
+			continue
+		}
+		if c.aheadOfGap(len(msg)) {
+			c.l.stats.add(ReasonAheadOfGap)
+			if !c.logOut(ReasonAheadOfGap, AheadOfGapText) {
+				return 0, ErrAheadOfGap
 			}
 			continue
 		}
@@ -145,10 +171,53 @@ func (c *Conn) Read(p []byte) (int, error) {
 // message without MsgSeqNum (Config.LogOut).
 const MissingMsgSeqNumText = "MsgSeqNum (34) missing: message not processed"
 
+// AheadOfGapText is the Text (58) of the Logout a session gets for sending
+// more than Config.AheadBytesMax ahead of a sequence gap.
+const AheadOfGapText = "too much sent ahead of a sequence gap: fill the gap the ResendRequest asks for first"
+
+// aheadSlack is added to Config.SessionInboundQueue: the messages that a
+// session's expected MsgSeqNum may lag the one read besides those queued
+// (the one QuickFIX/Go handles, the one read), and a margin.
+const aheadSlack = 4
+
+// aheadOfGap counts a message of n bytes that is ahead of a sequence gap, and
+// reports whether the messages counted since the gap was last filled exceed
+// Config.AheadBytesMax. A message is ahead when its MsgSeqNum is above the
+// session's expected one by more than the messages QuickFIX/Go may have read
+// and not handled yet; the count starts again once the expected MsgSeqNum
+// has passed every message counted (the gap filled, QuickFIX/Go's stash of
+// them handled) or went down (a sequence reset, which drops the stash).
+// A SequenceReset that jumps forward is handled a few messages after it is
+// read: the messages read meanwhile count, at most
+// SessionInboundQueue+aheadSlack of them, well within the bound.
+func (c *Conn) aheadOfGap(n int) bool {
+	if !c.targetLooked {
+		c.targetLooked = true
+		if f := c.l.cfg.NextTargetSeqNum; f != nil {
+			c.nextTarget = f(c.key)
+		}
+	}
+	if c.nextTarget == nil {
+		return false
+	}
+	next := uint64(max(c.nextTarget(), 0))
+	if next > c.aheadSeqMax || next < c.lastTarget {
+		c.aheadBytes, c.aheadSeqMax = 0, 0
+	}
+	c.lastTarget = next
+	if c.fr.seqNumValue <= next+uint64(c.l.cfg.SessionInboundQueue+aheadSlack) {
+		return false
+	}
+	c.aheadBytes += n
+	c.aheadSeqMax = max(c.aheadSeqMax, c.fr.seqNumValue)
+	return c.aheadBytes > c.l.cfg.AheadBytesMax
+}
+
 // logOut has the application log the session out with text (Config.LogOut)
 // for reason, or, when it does not, closes the connection; it reports
 // whether the application does.
 func (c *Conn) logOut(r Reason, text string) bool {
+	c.loggingOut = r
 	if on := c.l.cfg.LogOut; on != nil && on(c.key, text) {
 		c.l.cfg.Logger.Info("edge: logging the session out", "reason", r, "source", c.source, "session", c.key)
 		return true

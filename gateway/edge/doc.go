@@ -170,6 +170,25 @@
 // (including a bad XmlDataLen) is ignored like any garbled message and the
 // connection closes at the logon deadline.
 //
+// # Messages ahead of a sequence gap
+//
+// A message above the MsgSeqNum the session expects opens a gap: QuickFIX/Go
+// asks for the missing ones with a ResendRequest and keeps every message that
+// comes after the gap, in memory, until the gap is filled, with no bound and
+// without telling the application (no message rate counts them). A client
+// that never fills its gap and sends on made the venue's memory grow with all
+// it sent. With Config.NextTargetSeqNum (the venue's FIX store says what its
+// session expects), the edge counts the bytes of the messages read ahead of
+// the expected MsgSeqNum, beyond those QuickFIX/Go may have read and not
+// handled yet (Config.SessionInboundQueue, its InChanCapacity, and a few
+// more); the count starts again once the expected MsgSeqNum has passed every
+// message counted, or went down (a sequence reset). Past AheadBytesMax (16
+// MiB) the session is logged out (Config.LogOut, "too much sent ahead of a
+// sequence gap: …") and what its client sends after is dropped. A
+// SequenceReset that moves the expected MsgSeqNum forward is handled a few
+// messages after the edge reads it: the messages read meanwhile count, at most
+// SessionInboundQueue plus a few, far below the bound.
+//
 // # Empty values
 //
 // Sending every field of the FIX44 header, trailer and admin messages empty
@@ -218,7 +237,7 @@
 // Every bound has a name: ConnectionsMax, ConnectionsPerSourceMax,
 // SourcesMax, CompIDsMax, Accepts, AcceptsPerSource, LogonsPerSource, LogonsPerCompID,
 // MessageBytesMax (the inbound buffer of a connection starts at 4 KiB and
-// grows once to MessageBytesMax plus 43 bytes), OutboundBytesMax,
+// grows once to MessageBytesMax plus 43 bytes), AheadBytesMax, OutboundBytesMax,
 // OutboundQueueMax, LogonTimeout, WriteTimeout, readyQueueMax (connections
 // that passed the gate and wait for QuickFIX/Go's Accept), refusalLingerMax.
 // Reaching one is counted in Stats (one counter per Reason) and ends the

@@ -127,6 +127,7 @@ type framer struct {
 	dataEnd       int    // index of the SOH closing the data field
 	emptyTag      int    // first tag seen with an empty value, 0 if none
 	seqNum        bool   // the message has a MsgSeqNum (34) field
+	seqNumValue   uint64 // its value when valid (the last one)
 	unusable      Reason // why a well framed message must not be passed on
 	msgTypeStart  int
 	msgTypeEnd    int
@@ -530,8 +531,16 @@ func (f *framer) endField(value []byte) verdict {
 		// panics on an empty value; without a number there is no sequence
 		// number to consume. The message is still framed to its end, so
 		// that the Logon gate can refuse such a Logon with a Logout.
-		if !validSeqNum(value) && f.unusable == ReasonNone {
-			f.unusable = ReasonBadMsgSeqNum
+		if !validSeqNum(value) {
+			if f.unusable == ReasonNone {
+				f.unusable = ReasonBadMsgSeqNum
+			}
+			return needMore
+		}
+		// QuickFIX/Go keeps the last of a repeated field.
+		f.seqNumValue = 0
+		for _, d := range value {
+			f.seqNumValue = f.seqNumValue*10 + uint64(d-'0')
 		}
 		return needMore
 	}
