@@ -179,7 +179,7 @@ func (s *Server) listenEdge() (net.Listener, error) {
 		if !ok {
 			return nil
 		}
-		return st.NextTargetMsgSeqNum
+		return st.TargetSeqNumNow
 	}
 	if s.sessCtl != nil {
 		ec.Authenticator = s.sessCtl.authenticator(ec.Authenticator)

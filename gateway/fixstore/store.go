@@ -264,16 +264,19 @@ type entry struct {
 
 // Store is one session's message store. It is safe for concurrent use.
 type Store struct {
-	mu           sync.Mutex
-	path         string
-	id           quickfix.SessionID // set by Factory.Create
-	opts         Options
-	f            *os.File
-	mem          []byte // f mapped shared and writable; nil until the first append
-	size         int64  // bytes of records; the file beyond is reserved zeros
-	dirty        bool
-	nextSender   int
-	nextTarget   int
+	mu         sync.Mutex
+	path       string
+	id         quickfix.SessionID // set by Factory.Create
+	opts       Options
+	f          *os.File
+	mem        []byte // f mapped shared and writable; nil until the first append
+	size       int64  // bytes of records; the file beyond is reserved zeros
+	dirty      bool
+	nextSender int
+	nextTarget int
+	// targetNow mirrors nextTarget for readers that must not wait on mu
+	// (TargetSeqNumNow).
+	targetNow    atomic.Int64
 	creationTime time.Time
 	window       []entry // ring of the last MessagesMax sent messages
 	windowHead   int     // index of the oldest entry
@@ -341,6 +344,7 @@ func (s *Store) load() error {
 		return nil
 	})
 	s.lastExecID = last.ExecID
+	s.targetNow.Store(int64(s.nextTarget))
 	if err != nil {
 		return err
 	}
@@ -489,7 +493,9 @@ func (s *Store) appendRecord(kind byte, a, b uint64, payload []byte) error {
 	return nil
 }
 
+// appendSeqNums records the sequence numbers, after every change of them.
 func (s *Store) appendSeqNums() error {
+	s.targetNow.Store(int64(s.nextTarget))
 	return s.appendRecord(kindSeqNums, uint64(s.nextSender), uint64(s.nextTarget), nil)
 }
 
@@ -560,6 +566,12 @@ func (s *Store) IncrNextSenderMsgSeqNum() error {
 	s.nextSender++
 	return s.appendSeqNums()
 }
+
+// TargetSeqNumNow is NextTargetMsgSeqNum read without the store's lock,
+// which a save holds while it writes: the FIX edge reads it for every
+// message a client sends (its bound on messages ahead of a sequence gap)
+// and must not wait behind the session's answers.
+func (s *Store) TargetSeqNumNow() int { return int(s.targetNow.Load()) }
 
 // IncrNextTargetMsgSeqNum implements quickfix.MessageStore.
 func (s *Store) IncrNextTargetMsgSeqNum() error {

@@ -576,3 +576,37 @@ func TestResendStopsWhenItsConditionFails(t *testing.T) {
 		t.Fatalf("GetMessages: %d messages, err %v, AfterResend %v; want all 10 and no call", len(got), err, ended)
 	}
 }
+
+// TestTargetSeqNumNowFollowsTheStore: the lock-free read of the next
+// target MsgSeqNum gives what NextTargetMsgSeqNum gives after every change:
+// an increment, a set, a reset, a reopen.
+func TestTargetSeqNumNowFollowsTheStore(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 100)
+	check := func(step string) {
+		t.Helper()
+		if now, locked := s.TargetSeqNumNow(), s.NextTargetMsgSeqNum(); now != locked {
+			t.Fatalf("after %s: TargetSeqNumNow %d, NextTargetMsgSeqNum %d", step, now, locked)
+		}
+	}
+	check("open")
+	for range 3 {
+		if err := s.IncrNextTargetMsgSeqNum(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("increments")
+	if err := s.SetNextTargetMsgSeqNum(40); err != nil {
+		t.Fatal(err)
+	}
+	check("a set")
+	s = open(t, dir, 100)
+	check("a reopen")
+	if s.TargetSeqNumNow() != 40 {
+		t.Fatalf("reopened at %d, want 40", s.TargetSeqNumNow())
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	check("a reset")
+}
