@@ -664,8 +664,10 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 func (c *Config) validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Venue.SenderCompID == "" {
-		add("venue.sender_comp_id: must not be empty")
+	// Sent in every message and part of every session's FIX store file
+	// name, as a session's venue_comp_id is (validateSessions).
+	if !validName(c.Venue.SenderCompID, CompIDLengthMax) {
+		add("venue.sender_comp_id: %q is not 1 to %d printable ASCII characters without space or '='", c.Venue.SenderCompID, CompIDLengthMax)
 	}
 	if c.Venue.DataDir == "" {
 		add("venue.data_dir: must not be empty")
@@ -812,8 +814,8 @@ const (
 	OutboundQueueMin = 1024
 	// RingSlotsMax bounds engine.command_ring_slots and event_ring_slots.
 	RingSlotsMax = 1 << 22
-	// CompIDLengthMax bounds a session's CompID (it names the session's
-	// FIX store file).
+	// CompIDLengthMax bounds a CompID, the client's and the venue's (both
+	// name the session's FIX store file).
 	CompIDLengthMax = 64
 )
 
@@ -899,6 +901,14 @@ func (c *Config) validateSessions() []error {
 			errs = append(errs, fmt.Errorf("%s.comp_id: %q is the venue's own (venue.sender_comp_id)", key, s.CompID))
 		} else if DotSegment(s.CompID) {
 			errs = append(errs, fmt.Errorf("%s.comp_id: %q cannot be named in a URL path (a browser reads it as the current or the parent path), so the console and the admin API could not reach it", key, s.CompID))
+		}
+		// The venue's CompID on the session is in every message and names
+		// the session's FIX store file, as the client's is: one with a
+		// control character (SOH) was taken for a session no Logon could
+		// name, and a long one failed the start after the journal's
+		// replay ("file name too long").
+		if s.SenderCompID != "" && !validName(s.SenderCompID, CompIDLengthMax) {
+			errs = append(errs, fmt.Errorf("%s.venue_comp_id: %q is not 1 to %d printable ASCII characters without space or '='", key, s.SenderCompID, CompIDLengthMax))
 		}
 		// One session per client CompID, whatever the venue's CompID: the
 		// edge's credentials, the admin API and risk name a session by it.

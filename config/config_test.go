@@ -109,6 +109,13 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"A\"\n[session.quickfix]\nSenderCompID = \"B\"", "session[0].quickfix.SenderCompID"},
 		{"[[session]]\ncomp_id = \"C%d\"\nrange = [3, 1]", "session[0].range"},
 		{"[venue]\nsender_comp_id = \"\"", "venue.sender_comp_id"},
+		// The venue's CompIDs are sent in every message and name the FIX
+		// store files, as the clients' do.
+		{"[venue]\nsender_comp_id = \"" + strings.Repeat("V", 65) + "\"", `venue.sender_comp_id: "VVVV`},
+		{"[venue]\nsender_comp_id = \"VEN\\u0001UE\"", `venue.sender_comp_id: "VEN\x01UE" is not 1 to 64 printable ASCII characters`},
+		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"V\\u0001\"", `session[0].venue_comp_id: "V\x01" is not 1 to 64 printable ASCII characters`},
+		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"V B\"", `session[0].venue_comp_id: "V B"`},
+		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"" + strings.Repeat("V", 65) + "\"", "session[0].venue_comp_id"},
 		{"this is not toml", "test.toml"},
 		// Bounds of what the configuration sizes, checked before the data
 		// directory is used.

@@ -60,7 +60,11 @@
 // AdminTokensMax tokens, core.RiskAccountsMax risk accounts and
 // core.RiskCellsMax risk cells (sessions and accounts × the instruments
 // the table may hold), ScheduleGroupsMax schedule groups and
-// ClusterNodesMax cluster nodes (and at least ClusterNodesMin); the file
+// ClusterNodesMax cluster nodes (and at least ClusterNodesMin); CompIDs,
+// the clients' (comp_id) and the venue's (venue.sender_comp_id,
+// venue_comp_id), of 1 to CompIDLengthMax printable ASCII characters
+// without space or '=' (they are sent in every message and name the
+// session's FIX store file); the file
 // is a regular file (not a named pipe or a device) of at most
 // ConfigBytesMax bytes, and so are the files it names: the cluster's
 // secret (at most ClusterSecretFileBytesMax bytes) and the TLS
