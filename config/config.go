@@ -985,12 +985,40 @@ func (c *Config) validateInstruments() []error {
 		}
 		if in.BandPercent <= 0 || in.BandPercent >= 100 {
 			errs = append(errs, fmt.Errorf("%s.band_percent: %d is outside (0, 100)", key, in.BandPercent))
+		} else if err == nil && ref > 0 {
+			errs = append(errs, bandErrors(key, in)...)
 		}
 		if in.Status == 0 {
 			in.Status = venue.TradingStatusOpen
 		}
 	}
 	return errs
+}
+
+// bandErrors checks what the matcher asks of a configured instrument's
+// price band (core.NewMatcher), naming the key: the matcher's own refusal
+// came after the data directory was made and locked, in its words
+// ("RefPriceTicks", "LevelsPerSideMax", "MaxQty") and with neither the
+// file nor the key. in's tick, reference price and band percent are
+// valid.
+func bandErrors(key string, in *Instrument) []error {
+	ref := in.RefPriceTicks
+	if ref > core.RefPriceTicksMax {
+		return []error{fmt.Errorf("%s.ref_price: %s is %d ticks of tick_size %s, more than %d", key, in.RefPrice, ref, in.TickSize, int64(core.RefPriceTicksMax))}
+	}
+	low, high := core.BandTicks(ref, in.BandPercent)
+	// Each tick of the band is a price level of each side of the book,
+	// allocated at start (core/doc.go, "Limits").
+	if levels := high - low + 1; levels > core.LevelsPerSideMaxDefault {
+		return []error{fmt.Errorf("%s.band_percent: %d%% around ref_price %s spans %d ticks of tick_size %s, more than the %d price levels a side of a book may hold (a narrower band or a coarser tick_size)",
+			key, in.BandPercent, in.RefPrice, levels, in.TickSize, core.LevelsPerSideMaxDefault)}
+	}
+	// An order's notional, at most max_qty at the band's top, is an int64 of ticks.
+	if in.MaxQty > 0 && in.MaxQty > math.MaxInt64/high {
+		return []error{fmt.Errorf("%s.max_qty: %d at the band's top price (%d ticks of tick_size %s) overflows an order's notional (at most %d)",
+			key, in.MaxQty, high, in.TickSize, int64(math.MaxInt64/high))}
+	}
+	return nil
 }
 
 // SourcePrefix reads one of allowed_source_addresses: a CIDR network, or

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -117,6 +118,15 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"V B\"", `session[0].venue_comp_id: "V B"`},
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"" + strings.Repeat("V", 65) + "\"", "session[0].venue_comp_id"},
 		{"this is not toml", "test.toml"},
+		// What the matcher asks of a band, asked here: the matcher refused
+		// it after the data directory was made, naming neither the key nor
+		// the file.
+		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "0.0001"`, `ref_price = "1"`, `ref_price = "1000"`, "band_percent = 5", "band_percent = 20").Replace(instrumentText),
+			"instrument[0].band_percent: 20% around ref_price 1000 spans 4000001 ticks of tick_size 0.0001, more than the 1048576 price levels a side of a book may hold"},
+		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "0.000000001"`, `ref_price = "1"`, `ref_price = "9000000000"`).Replace(instrumentText),
+			"instrument[0].ref_price: 9000000000 is 9000000000000000000 ticks of tick_size 0.000000001, more than 46116860184273879"},
+		{strings.Replace(instrumentText, "max_qty = 2", "max_qty = 9223372036854775807", 1),
+			"instrument[0].max_qty: 9223372036854775807 at the band's top price (21 ticks of tick_size 0.05) overflows an order's notional (at most 439208192231179800)"},
 		// Bounds of what the configuration sizes, checked before the data
 		// directory is used.
 		{"[fix]\noutbound_queue_max = 9223372036854775807", "fix.outbound_queue_max: 9223372036854775807 is outside [1024, 1048576]"},
@@ -391,6 +401,43 @@ func TestQuickFIXDefaultsKeptUnderAFileTable(t *testing.T) {
 		"ResetOnLogon": "N", "TimeStampPrecision": "MILLIS"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q (settings %v)", k, got[k], want, got)
+		}
+	}
+}
+
+// TestBandBoundsAsTheMatcherAsks: an instrument the configuration takes,
+// the matcher takes, and one it refuses the configuration refuses first,
+// naming the key (the matcher refused it after the data directory was
+// made): each case is at a bound of the band's width in ticks, of the
+// reference price or of max_qty × the band's top price.
+func TestBandBoundsAsTheMatcherAsks(t *testing.T) {
+	for _, tc := range []struct{ tick, ref, maxQty, band, key string }{
+		{"1", "1048575", "1", "50", ""},                           // 1,048,575 levels
+		{"1", "1048577", "1", "50", "instrument[0].band_percent"}, // 1,048,577
+		{"0.05", "1", "439208192231179800", "5", ""},              // 21 ticks × max_qty fits an int64
+		{"0.05", "1", "439208192231179801", "5", "instrument[0].max_qty"},
+		{"0.000000001", "46116860.184273879", "1", "1", "instrument[0].band_percent"}, // the highest reference price: its band is too wide
+		{"0.000000001", "46116860.184273880", "1", "1", "instrument[0].ref_price"},
+	} {
+		text := fmt.Sprintf("[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = %q\nlot_size = 1\nmin_qty = 1\nmax_qty = %s\nref_price = %q\nband_percent = %s\n",
+			tc.tick, tc.maxQty, tc.ref, tc.band)
+		c, err := Parse([]byte(text), "test.toml")
+		if tc.key != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.key+": ") {
+				t.Errorf("%+v: error %v, want one naming %s", tc, err, tc.key)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%+v: %v", tc, err)
+			continue
+		}
+		in := c.Instruments[0]
+		_, err = core.NewMatcher(core.Config{OrdersMax: 1, ClOrdIDsMax: 1, SessionsMax: 1, Instruments: []core.InstrumentConfig{{
+			ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize, LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty,
+			RefPriceTicks: in.RefPriceTicks, BandPercent: in.BandPercent}}})
+		if err != nil {
+			t.Errorf("%+v: taken by the configuration, refused by the matcher: %v", tc, err)
 		}
 	}
 }

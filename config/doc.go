@@ -64,7 +64,11 @@
 // the clients' (comp_id) and the venue's (venue.sender_comp_id,
 // venue_comp_id), of 1 to CompIDLengthMax printable ASCII characters
 // without space or '=' (they are sent in every message and name the
-// session's FIX store file); the file
+// session's FIX store file); an instrument's band (band_percent around
+// ref_price) of at most core.LevelsPerSideMaxDefault ticks of its
+// tick_size (each is a price level of each side of its book, allocated
+// at start), and max_qty at the band's top price within an int64 of
+// ticks; the file
 // is a regular file (not a named pipe or a device) of at most
 // ConfigBytesMax bytes, and so are the files it names: the cluster's
 // secret (at most ClusterSecretFileBytesMax bytes) and the TLS

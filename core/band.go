@@ -6,8 +6,9 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// refPriceTicksMax keeps refPriceTicks × (100 + bandPercent) within int64.
-const refPriceTicksMax = math.MaxInt64 / (2 * percentScale)
+// RefPriceTicksMax is the highest reference price, in ticks: it keeps
+// refPriceTicks × (100 + bandPercent) within int64.
+const RefPriceTicksMax = math.MaxInt64 / (2 * percentScale)
 
 // BandTicks returns the price band, in ticks, that bandPercent around
 // refPriceTicks gives: the edges are rounded inward to whole ticks.
@@ -41,7 +42,7 @@ func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercen
 	if !ok {
 		return venue.RejectReasonUnknownInstrument, 0
 	}
-	if refPriceTicks <= 0 || refPriceTicks > refPriceTicksMax || bandPercent <= 0 || bandPercent >= percentScale {
+	if refPriceTicks <= 0 || refPriceTicks > RefPriceTicksMax || bandPercent <= 0 || bandPercent >= percentScale {
 		return venue.RejectReasonInvalidPriceBand, 0
 	}
 	low, high := bandTicks(refPriceTicks, bandPercent)

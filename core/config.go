@@ -214,8 +214,8 @@ func (in *InstrumentConfig) validate(levelsMax int) error {
 	if in.BandPercent <= 0 || in.BandPercent >= percentScale {
 		return configError("BandPercent %d is outside (0, 100)", in.BandPercent)
 	}
-	if in.RefPriceTicks <= 0 || in.RefPriceTicks > math.MaxInt64/(2*percentScale) {
-		return configError("RefPriceTicks %d is outside [1, %d]", in.RefPriceTicks, int64(math.MaxInt64/(2*percentScale)))
+	if in.RefPriceTicks <= 0 || in.RefPriceTicks > RefPriceTicksMax {
+		return configError("RefPriceTicks %d is outside [1, %d]", in.RefPriceTicks, int64(RefPriceTicksMax))
 	}
 	low, high := bandTicks(in.RefPriceTicks, in.BandPercent)
 	if high < low {

@@ -389,6 +389,32 @@ func TestServeRefusesABadDefaultSourceAddress(t *testing.T) {
 	serveRefusedFirst(t, "allowed_source_addresses", dir, cfg, 2, `session_defaults.allowed_source_addresses: "bogus" is not an IP or CIDR`)
 }
 
+// TestServeRefusesWhatTheMatcherAndTheFIXStoresWouldRefuse: a price band
+// wider in ticks than a book side holds, and a venue CompID too long to
+// name a FIX store file, are refused when the configuration is loaded,
+// naming the key, before the data directory is made. The matcher refused
+// the band, and the FIX store its file name, after the data directory was
+// made and locked (and the journal replayed, for the store), exit 1, in
+// words that named neither the key nor the file ("core: invalid config:
+// the band spans 4000001 ticks, more than LevelsPerSideMax 1048576").
+func TestServeRefusesWhatTheMatcherAndTheFIXStoresWouldRefuse(t *testing.T) {
+	for _, c := range []struct{ venue, toml, want string }{
+		{"", "[[instrument]]\nid = 1\nsymbol = \"BIG\"\ntick_size = \"0.0001\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 1000\nref_price = \"1000.00\"\nband_percent = 20\n",
+			"instrument[0].band_percent: 20% around ref_price 1000.00 spans 4000001 ticks of tick_size 0.0001"},
+		// export.venue set: the CompID is not the export's stream name, which
+		// has a bound of its own.
+		{"sender_comp_id = \"" + strings.Repeat("V", 300) + "\"\n", "[export]\nvenue = \"V\"\n", `venue.sender_comp_id: "VVVV`},
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "venue.toml")
+		text := fmt.Sprintf("[venue]\ndata_dir = %q\n%s[fix]\naddr = \"127.0.0.1:0\"\n%s%s", filepath.Join(dir, "data"), c.venue, offlineTOML, c.toml)
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		serveRefusedFirst(t, c.want, dir, cfg, 2, c.want)
+	}
+}
+
 // TestServeRefusesAConfigThatIsNotARegularFile: --config naming a device,
 // a named pipe or a directory, or a file beyond config.ConfigBytesMax, is
 // refused at once naming it. /dev/zero grew the process until it ran out
