@@ -659,6 +659,28 @@ func checkAddr(key, addr string) error {
 // command-line flag) as the configuration's addresses are checked.
 func CheckAddr(key, addr string) error { return checkAddr(key, addr) }
 
+// CheckFeedAddr checks the market data feed's destination given for key
+// (marketdata.feed_addr or serve's --md-addr) as the feed will take it:
+// a host:port whose host, when it is an IP, is loopback or multicast (a
+// host name is resolved when the feed is made). The feed sends to no
+// other (marketdata.FeedConfig.AllowNonLoopback, which the venue does not
+// set): 10.1.2.3:9500 was refused by the feed after the data directory
+// was made, asking for a setting no configuration key holds.
+func CheckFeedAddr(key, addr string) error {
+	if err := checkAddr(key, addr); err != nil {
+		return err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if host == "" {
+		return fmt.Errorf("%s: %q names no host: the feed is sent to a loopback address or a multicast group", key, addr)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && !ip.IsLoopback() && !ip.IsMulticast() {
+		return fmt.Errorf("%s: %s is neither a loopback address nor a multicast group: the feed is sent to receivers on this host "+
+			"or to a multicast group (224.0.0.0/4, ff00::/8)", key, addr)
+	}
+	return nil
+}
+
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 func (c *Config) validate() error {
@@ -776,7 +798,7 @@ func (c *Config) validate() error {
 		add("journal.segment_bytes: %d is outside [65536, %d]", c.Journal.SegmentBytes, journal.SegmentBytesLimit)
 	}
 	if c.MarketData.Enabled {
-		if err := checkAddr("marketdata.feed_addr", c.MarketData.FeedAddr); err != nil {
+		if err := CheckFeedAddr("marketdata.feed_addr", c.MarketData.FeedAddr); err != nil {
 			errs = append(errs, err)
 		}
 		if err := checkAddr("marketdata.recovery_addr", c.MarketData.RecoveryAddr); err != nil {

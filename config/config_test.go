@@ -118,6 +118,10 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"V B\"", `session[0].venue_comp_id: "V B"`},
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"" + strings.Repeat("V", 65) + "\"", "session[0].venue_comp_id"},
 		{"this is not toml", "test.toml"},
+		// The feed sends to loopback or a multicast group, no other.
+		{"[marketdata]\nfeed_addr = \"192.0.2.7:9500\"", "marketdata.feed_addr: 192.0.2.7:9500 is neither a loopback address nor a multicast group"},
+		{"[marketdata]\nfeed_addr = \"[::]:9500\"", "marketdata.feed_addr: [::]:9500 is neither"},
+		{"[marketdata]\nfeed_addr = \":9500\"", `marketdata.feed_addr: ":9500" names no host`},
 		// What the matcher asks of a band, asked here: the matcher refused
 		// it after the data directory was made, naming neither the key nor
 		// the file.
@@ -438,6 +442,19 @@ func TestBandBoundsAsTheMatcherAsks(t *testing.T) {
 			RefPriceTicks: in.RefPriceTicks, BandPercent: in.BandPercent}}})
 		if err != nil {
 			t.Errorf("%+v: taken by the configuration, refused by the matcher: %v", tc, err)
+		}
+	}
+}
+
+// TestFeedAddrsTheFeedTakes: loopback and multicast destinations, and
+// host names (resolved by the feed), are taken.
+func TestFeedAddrsTheFeedTakes(t *testing.T) {
+	for _, a := range []string{"127.0.0.1:9500", "127.1.2.3:9500", "[::1]:9500", "[::ffff:127.0.0.1]:9500", "239.1.2.3:9500", "[ff02::1]:9500", "localhost:9500"} {
+		if err := CheckFeedAddr("marketdata.feed_addr", a); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+		if _, err := Parse(fmt.Appendf(nil, "[marketdata]\nfeed_addr = %q\n", a), "test.toml"); err != nil {
+			t.Errorf("%s: %v", a, err)
 		}
 	}
 }

@@ -40,13 +40,18 @@ type publisher struct {
 	now            func() time.Time
 }
 
+// ErrFeedAddr is NewFeed's error when FeedConfig.FeedAddr cannot be
+// resolved or is refused, so that a caller can name its own key for the
+// address.
+var ErrFeedAddr = errors.New("marketdata: feed address")
+
 func newPublisher(cfg *FeedConfig, win *window) (*publisher, error) {
 	dst, err := net.ResolveUDPAddr("udp", cfg.FeedAddr)
 	if err != nil {
-		return nil, fmt.Errorf("marketdata: feed address %q: %w", cfg.FeedAddr, err)
+		return nil, fmt.Errorf("%w %q: %w", ErrFeedAddr, cfg.FeedAddr, err)
 	}
 	if !dst.IP.IsLoopback() && !dst.IP.IsMulticast() && !cfg.AllowNonLoopback {
-		return nil, fmt.Errorf("marketdata: feed address %s is neither loopback nor multicast (set AllowNonLoopback)", dst)
+		return nil, fmt.Errorf("%w %s is neither loopback nor multicast (set AllowNonLoopback)", ErrFeedAddr, dst)
 	}
 	var laddr *net.UDPAddr
 	if cfg.MulticastInterface != "" {

@@ -108,11 +108,16 @@ type recoveryServer struct {
 	acceptErrors                                 atomic.Uint64
 }
 
+// ErrRecoveryListen is NewFeed's error when the recovery service cannot
+// listen at RecoveryConfig.Addr, so that a caller can name its own key for
+// the address.
+var ErrRecoveryListen = errors.New("marketdata: recovery listener")
+
 func newRecoveryServer(f *Feed) (*recoveryServer, error) {
 	cfg := f.cfg.Recovery
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("marketdata: recovery listener: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrRecoveryListen, err)
 	}
 	return &recoveryServer{f: f, cfg: cfg, ln: ln,
 		conns:   connset.New(cfg.ConnsMax),

@@ -100,7 +100,14 @@ func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uin
 	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.Cache(), CaptureState: capture,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: orderToFeed,
 		Recovery: marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
-	if err != nil {
+	switch {
+	case errors.Is(err, marketdata.ErrFeedAddr):
+		// Named by the key that sets it, as a listener's error is
+		// (fix.addr, metrics.addr, …): the feed's words named no key.
+		return nil, nil, fmt.Errorf("marketdata.feed_addr: %w", err)
+	case errors.Is(err, marketdata.ErrRecoveryListen):
+		return nil, nil, fmt.Errorf("marketdata.recovery_addr: %w", err)
+	case err != nil:
 		return nil, nil, err
 	}
 	return md, f, nil

@@ -77,7 +77,11 @@ func cmdServe(args []string) int {
 	for _, f := range []struct{ flag, addr string }{{"--fix-addr", *fixAddr}, {"--metrics-addr", cfg.Metrics.Addr},
 		{"--md-addr", *mdAddr}, {"--md-recovery-addr", *mdRecovery}} {
 		if f.addr != "" {
-			if err := config.CheckAddr(f.flag, f.addr); err != nil {
+			check := config.CheckAddr
+			if f.flag == "--md-addr" {
+				check = config.CheckFeedAddr
+			}
+			if err := check(f.flag, f.addr); err != nil {
 				fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
 				return 2
 			}

@@ -343,6 +343,43 @@ func TestServeRefusesTwoListenersAtOneAddress(t *testing.T) {
 	}
 }
 
+// TestServeMarketDataAddressesNamedByTheirKeys: a feed destination the
+// feed would refuse (neither loopback nor multicast, or no host) is refused
+// before the data directory is made, naming the key or the flag; the feed
+// refused it after the data directory was made, asking to "set
+// AllowNonLoopback", which no key sets. A recovery address another process
+// holds fails the start naming marketdata.recovery_addr, as fix.addr and
+// metrics.addr are named.
+func TestServeMarketDataAddressesNamedByTheirKeys(t *testing.T) {
+	const base = "[metrics]\naddr = \"\"\n[admin]\naddr = \"\"\n"
+	for _, c := range []struct {
+		toml  string
+		flags []string
+		want  string
+	}{
+		{"[marketdata]\nfeed_addr = \"10.1.2.3:9500\"\nrecovery_addr = \"127.0.0.1:0\"\n", nil,
+			"marketdata.feed_addr: 10.1.2.3:9500 is neither a loopback address nor a multicast group"},
+		{"[marketdata]\nfeed_addr = \":9500\"\nrecovery_addr = \"127.0.0.1:0\"\n", nil, `marketdata.feed_addr: ":9500" names no host`},
+		{"[marketdata]\nrecovery_addr = \"127.0.0.1:0\"\n", []string{"--md-addr", "0.0.0.0:9500"},
+			"--md-addr: 0.0.0.0:9500 is neither a loopback address nor a multicast group"},
+	} {
+		dir := t.TempDir()
+		cfg := writeVenueConfig(t, dir, "%s", base+c.toml)
+		serveRefusedFirst(t, c.want, dir, cfg, 2, c.want, c.flags...)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg := writeVenueConfig(t, t.TempDir(), base+"[marketdata]\nfeed_addr = \"127.0.0.1:0\"\nrecovery_addr = %q\n", l.Addr().String())
+	code, _, errs := runCLI(t, "", nil, "serve", "--config", cfg)
+	if want := "marketdata.recovery_addr: marketdata: recovery listener: listen tcp " + l.Addr().String(); code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("recovery_addr in use: exit %d, want 1 saying %q\nstderr: %s", code, want, errs)
+	}
+}
+
 // TestServeRefusesAClientCAFileOfNoCertificate: a tls_client_ca_file that
 // holds no certificate (a key given for it, say) is refused before the
 // data directory is made, naming the key, on the FIX and admin listeners of
