@@ -92,8 +92,8 @@ func cmdServe(args []string) int {
 		return 2
 	}
 	if *readyFile != "" {
-		if st, err := os.Stat(filepath.Dir(*readyFile)); err != nil || !st.IsDir() {
-			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %s is not a directory\n", filepath.Dir(*readyFile))
+		if err := checkReadyFile(*readyFile); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --ready-file: %v\n", err)
 			return 2
 		}
 	}
@@ -203,6 +203,27 @@ type readyInfo struct {
 	RecoveryAddr string `json:"recovery_addr"`
 	NATSURL      string `json:"nats_url,omitempty"`    // the embedded NATS server's
 	StatusAddr   string `json:"status_addr,omitempty"` // a cluster node's /cluster/status
+}
+
+// checkReadyFile checks, before the data directory is touched, that the
+// ready file can be written at path as writeReadyFile writes it: its
+// directory exists and takes a new file, and path is not a directory. A
+// path naming a directory, or a directory that takes no file, was found
+// out only once the venue served, which then stopped.
+func checkReadyFile(path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // writeReadyFile writes r as one line of JSON to path atomically: into a

@@ -154,6 +154,19 @@ func TestReadyFileUnwritable(t *testing.T) {
 	}
 }
 
+// TestReadyFileThatIsADirectory: a --ready-file naming a directory is
+// refused before the data directory is made. The venue served, FIX open,
+// and then stopped, exit 1, when the rename onto the directory failed.
+func TestReadyFileThatIsADirectory(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	if err := os.Mkdir(ready, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeVenueConfig(t, dir, "%s", offlineTOML)
+	serveRefusedFirst(t, "--ready-file DIR", dir, cfg, 2, "--ready-file: "+ready+" is a directory", "--ready-file", ready)
+}
+
 // TestServeRefusesExportSettingsThatCannotWork: export settings the
 // connection to NATS would drop or fail on for ever are refused at the
 // start, naming the key (README, "Event stream"): two kinds of
