@@ -124,6 +124,20 @@ type Metrics struct {
 	TestHooks bool `toml:"test_hooks"`
 }
 
+// CheckTestHooks refuses test_hooks on a metrics address beyond loopback:
+// POST /test/seqnums sets any session's sequence numbers without a token,
+// which anyone who reaches the listener could use to break a session.
+func (m Metrics) CheckTestHooks() error {
+	if !m.TestHooks || m.Addr == "" {
+		return nil
+	}
+	if host, _, err := net.SplitHostPort(m.Addr); err == nil && IsLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("metrics.test_hooks: POST /test/seqnums sets any session's sequence numbers without a token: "+
+		"it is served on a loopback metrics.addr only, not %q", m.Addr)
+}
+
 // Engine sizes the matcher and the rings.
 type Engine struct {
 	OrdersMax   int `toml:"orders_max"`
@@ -701,6 +715,9 @@ func (c *Config) validate() error {
 		if err := checkAddr("metrics.addr", c.Metrics.Addr); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := c.Metrics.CheckTestHooks(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.FIX.MessageBytesMax < 256 || c.FIX.MessageBytesMax > 1<<24 {
 		add("fix.max_message_bytes: %d is outside [256, 16777216]", c.FIX.MessageBytesMax)

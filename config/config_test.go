@@ -97,6 +97,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"FIRM\"\nvenue_comp_id = \"VA\"\n[[session]]\ncomp_id = \"FIRM\"\nvenue_comp_id = \"VB\"", `session[1].comp_id: "FIRM" repeats session[0]`},
 		{"[session_defaults]\nrequire_client_certificates = true", "session_defaults.require_client_certificates: needs fix.tls_client_ca_file"},
 		{"[fix]\naddr = \"nowhere\"", "fix.addr"},
+		{"[metrics]\naddr = \"0.0.0.0:9464\"\ntest_hooks = true", `metrics.test_hooks: POST /test/seqnums sets any session's sequence numbers without a token: it is served on a loopback metrics.addr only, not "0.0.0.0:9464"`},
+		{"[metrics]\naddr = \":9464\"\ntest_hooks = true", "metrics.test_hooks"},
 		{"[fix]\ncancel_grace = \"0s\"", "fix.cancel_grace: must be positive"},
 		{"[cluster]\ncancel_grace = \"3s\"", "cluster.cancel_grace is now fix.cancel_grace"},
 		{"[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5", "instrument[0].tick_size"},

@@ -87,6 +87,10 @@ func cmdServe(args []string) int {
 			}
 		}
 	}
+	if err := cfg.Metrics.CheckTestHooks(); err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue serve: %v (after --metrics-addr)\n", err)
+		return 2
+	}
 	if err := cfg.CheckListeners(); err != nil {
 		fmt.Fprintf(os.Stderr, "fixvenue serve: %v (after the address flags)\n", err)
 		return 2

@@ -699,3 +699,27 @@ func TestHeapGoalBoundedAtStart(t *testing.T) {
 	}
 	v.stop(t)
 }
+
+// TestServeRefusesTestHooksBeyondLoopback: metrics.test_hooks (POST
+// /test/seqnums, which sets any session's sequence numbers without a
+// token) on a metrics address beyond loopback, configured or given by
+// --metrics-addr, is refused before the data directory is made; it was
+// served to anyone reaching the listener.
+func TestServeRefusesTestHooksBeyondLoopback(t *testing.T) {
+	for _, c := range []struct {
+		toml  string
+		flags []string
+		want  string
+	}{
+		{"[metrics]\naddr = \"0.0.0.0:0\"\ntest_hooks = true\n", nil, `metrics.test_hooks: POST /test/seqnums sets any session's sequence numbers without a token: it is served on a loopback metrics.addr only, not "0.0.0.0:0"`},
+		{"[metrics]\naddr = \"127.0.0.1:0\"\ntest_hooks = true\n", []string{"--metrics-addr", "0.0.0.0:0"}, `not "0.0.0.0:0" (after --metrics-addr)`},
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "venue.toml")
+		text := fmt.Sprintf("[venue]\ndata_dir = %q\n[fix]\naddr = \"127.0.0.1:0\"\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n", filepath.Join(dir, "data")) + c.toml
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		serveRefusedFirst(t, fmt.Sprintf("%s %q", c.toml, c.flags), dir, cfg, 2, c.want, c.flags...)
+	}
+}
