@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 )
 
 // runScript runs scripts/NAME with args, the binary under test as the venue
@@ -100,7 +102,7 @@ func interruptScript(t *testing.T, name string, env []string, started func(outpu
 	cmd := exec.Command(script)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out syncBuffer
+	var out lockedbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -126,24 +128,6 @@ func interruptScript(t *testing.T, name string, env []string, started func(outpu
 		err = <-done
 	}
 	return out.String(), err
-}
-
-// syncBuffer is a bytes.Buffer that a child's output and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestBenchFixFloorStopsOnCtrlC: Ctrl-C stops scripts/bench-fix-floor.sh
