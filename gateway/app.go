@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
 )
@@ -241,7 +242,12 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 		g.throttleLogout(s)
 		return nil
 	}
-	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "2" {
+	t, err := m.Header.GetBytes(tag.MsgType)
+	if err != nil {
+		return nil
+	}
+	switch string(t) {
+	case "2":
 		if err := a.checkResendRequest(s, m, now); err != nil {
 			return err
 		}
@@ -249,10 +255,37 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 			// QuickFIX/Go resends next (it rejects one without them).
 			s.out.beginResend()
 		}
-		return nil
+	case "4":
+		return checkSequenceReset(m)
 	}
 	return nil
 }
+
+// checkSequenceReset refuses a SequenceReset whose NewSeqNo has more than
+// fixwire.SeqNumDigitsMax digits, with a session Reject (373=5, 371=36)
+// that consumes its MsgSeqNum: QuickFIX/Go applies any NewSeqNo that fits
+// an int64, after which every message the client numbered from it was
+// dropped by the FIX edge (a MsgSeqNum that long is refused there), the
+// session went silent and its next Logon was refused until a reset. It is
+// called before QuickFIX/Go applies the NewSeqNo (FromAdmin).
+func checkSequenceReset(m *quickfix.Message) quickfix.MessageRejectError {
+	v, err := m.Body.GetBytes(tag.NewSeqNo)
+	if err != nil {
+		return nil // missing: QuickFIX/Go's validation answers it
+	}
+	for len(v) > 0 && v[0] == '0' {
+		v = v[1:]
+	}
+	if len(v) <= fixwire.SeqNumDigitsMax {
+		return nil
+	}
+	t := tag.NewSeqNo
+	return quickfix.NewMessageRejectError(newSeqNoTooLargeText, rejectReasonValueIsIncorrect, &t)
+}
+
+// newSeqNoTooLargeText is the Text (58) of the Reject of a SequenceReset
+// whose NewSeqNo is beyond the largest MsgSeqNum the venue takes.
+var newSeqNoTooLargeText = fmt.Sprintf("NewSeqNo beyond the largest MsgSeqNum the venue takes (%d digits)", fixwire.SeqNumDigitsMax)
 
 // checkResendRequest refuses a ResendRequest beyond the session's bound,
 // one whose BeginSeqNo is not a sequence number (QuickFIX/Go would resend

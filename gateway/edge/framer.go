@@ -56,7 +56,7 @@ const (
 	// dropped again, and the session waited for it for ever.
 	tagDigitsMax = fixwire.TagDigitsMax
 	// seqNumDigitsMax keeps MsgSeqNum within an int64.
-	seqNumDigitsMax = 18
+	seqNumDigitsMax = fixwire.SeqNumDigitsMax
 	// headerBytesMax bounds "8=<begin>␁9=<digits>␁".
 	headerBytesMax = 2 + beginStringBytesMax + 1 + 2 + bodyLengthDigitsMax + 1
 	// trailerBytes is "10=NNN␁".

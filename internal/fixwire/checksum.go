@@ -19,6 +19,10 @@ const (
 	// one the session layer answers (Reject 373=0), as it does 5000 or 0;
 	// beyond, QuickFIX/Go would wrap it into another tag.
 	TagDigitsMax = strconv.IntSize / 32 * 9
+	// SeqNumDigitsMax bounds a MsgSeqNum's digits, so that it fits an
+	// int64: the FIX edge drops a message whose MsgSeqNum has more, and
+	// the gateway refuses a SequenceReset whose NewSeqNo would lead there.
+	SeqNumDigitsMax = 18
 	// HeaderBytesMax is the longest header Frame accepts,
 	// "8=<BeginString>␁9=<digits>␁".
 	HeaderBytesMax = len("8=") + BeginStringBytesMax + 1 + len("9=") + BodyLengthDigitsMax + 1
