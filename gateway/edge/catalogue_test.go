@@ -230,6 +230,15 @@ func hostileCases() []hostileCase {
 			send: func(c *fixClient, seq int) []byte {
 				return c.msgAt(seq, "A", "98=0", "108=0")
 			}},
+		// A reset whose MsgSeqNum is not 1, which the gate refuses in a first
+		// Logon: QuickFIX/Go reset both stores, answered with a Logon and
+		// logged out without a Text. Dropped; no Config.LogOut here (the
+		// venue's: fixtests' logon_reset_in_session_not_at_one script), so
+		// the edge closes.
+		{name: "Logon inside the session with 141=Y and MsgSeqNum not 1", logon: true, react: reactClose, reason: ReasonLogonMalformed,
+			send: func(c *fixClient, seq int) []byte {
+				return c.msgAt(seq, "A", "98=0", "108=30", "141=Y")
+			}},
 
 		// Disconnected: a message without MsgSeqNum, which FIX ends the
 		// session for. QuickFIX/Go would reject it and take the next

@@ -20,8 +20,10 @@ var (
 	// edge cannot skip (an oversize BodyLength); the connection is closed.
 	ErrFatalFrame = errors.New("edge: unframeable input, connection closed")
 	// ErrLogonInSession is returned by Read when a Logon inside the session
-	// carries a HeartBtInt outside 1 to HeartBtIntMax; the
-	// connection is closed.
+	// carries a HeartBtInt outside 1 to HeartBtIntMax, or, when the
+	// application does not log the session out (Config.LogOut),
+	// ResetSeqNumFlag Y with a MsgSeqNum other than 1; the connection is
+	// closed.
 	ErrLogonInSession = errors.New("edge: malformed Logon inside the session, connection closed")
 	// ErrMissingMsgSeqNum is returned by Read when a message inside the
 	// session has no MsgSeqNum and the application did not log the session
@@ -156,6 +158,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 				c.kill(ReasonLogonMalformed)
 				return 0, ErrLogonInSession
 			}
+			if c.fr.seqNumValue != 1 && resetSeqNumFlagOf(msg) {
+				// A reset must start both sides again at 1, as the gate
+				// requires of a first Logon. QuickFIX/Go reset both stores,
+				// answered with a Logon and then a Logout without a Text.
+				// Dropped, it moves no sequence number, and the Logout
+				// says why.
+				c.l.stats.add(ReasonLogonMalformed)
+				if !c.logOut(ReasonLogonMalformed, ResetNotAtOneText) {
+					return 0, ErrLogonInSession
+				}
+				continue
+			}
 			// Its password must not reach QuickFIX/Go's logs either.
 			msg = stripCredentials(msg)
 		}
@@ -170,6 +184,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 // MissingMsgSeqNumText is the Text (58) of the Logout a session gets for a
 // message without MsgSeqNum (Config.LogOut).
 const MissingMsgSeqNumText = "MsgSeqNum (34) missing: message not processed"
+
+// ResetNotAtOneText is the Text (58) of the Logout a session gets for a
+// Logon inside the session with ResetSeqNumFlag (141) Y and a MsgSeqNum
+// other than 1; a first Logon so is refused with the same words.
+const ResetNotAtOneText = "Malformed Logon: " + resetNotAtOneProblem
 
 // AheadOfGapText is the Text (58) of the Logout a session gets for sending
 // more than Config.AheadBytesMax ahead of a sequence gap.

@@ -58,7 +58,13 @@
 //     Logon inside the session (a reset) whose HeartBtInt is outside that
 //     range closes the connection (ErrLogonInSession: QuickFIX/Go would take
 //     it, and one of 2^32 seconds turns off the heartbeats that find a dead
-//     peer; its other faults QuickFIX/Go answers with a Logout);
+//     peer; its other faults QuickFIX/Go answers with a Logout), and one
+//     with ResetSeqNumFlag Y and a MsgSeqNum other than 1 is dropped and the
+//     session logged out (Config.LogOut) with a Logout saying "Malformed
+//     Logon: a Logon with 141=Y must carry 34=1" (ResetNotAtOneText), the
+//     words a first Logon so is refused with: QuickFIX/Go reset both sides'
+//     sequence numbers, answered with a Logon, then logged out with no Text;
+//     dropped, it moves no sequence number;
 //   - a BeginString not in Config.BeginStrings is refused;
 //   - before the venue serves (Config.Serving: a start catching up on its
 //     schedule) a Logon is refused with a Logout saying so, charged to no

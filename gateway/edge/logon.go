@@ -112,7 +112,7 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	case reset && strings.TrimLeft(string(seqNum), "0") != "1":
 		// Both sides start again at 1 (FIX 4.4, ResetSeqNumFlag);
 		// QuickFIX/Go took it and asked the client to resend its own Logon.
-		fail("a Logon with 141=Y must carry 34=1")
+		fail(resetNotAtOneProblem)
 	}
 	lf.sender, lf.target = sender, target
 	if tooLong {
@@ -120,6 +120,23 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 	}
 	lf.key = SessionKey{BeginString: string(lf.begin), ClientCompID: string(sender), VenueCompID: string(target)}
 	return lf, problem
+}
+
+// resetNotAtOneProblem is what is wrong with a Logon that has
+// ResetSeqNumFlag Y and a MsgSeqNum other than 1.
+const resetNotAtOneProblem = "a Logon with 141=Y must carry 34=1"
+
+// resetSeqNumFlagOf reports whether a framed Logon's ResetSeqNumFlag is Y
+// (the last one, as QuickFIX/Go reads a repeated field).
+func resetSeqNumFlagOf(msg []byte) bool {
+	reset := false
+	it := fixwire.NewIterator(msg)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if f.Tag == tag.ResetSeqNumFlag {
+			reset = string(f.Value) == "Y"
+		}
+	}
+	return reset
 }
 
 // heartBtIntOf returns the first HeartBtInt of a framed Logon.
