@@ -101,9 +101,13 @@
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue
 //     before the old connection's end has); a connection that has ended
-//     (its read or a write failed, or it was closed) is waited for up to the
-//     Logon's deadline instead, as only QuickFIX/Go's release of it is
-//     left, which waits for its session goroutine. A connection goes once
+//     (its read or a write failed, it was closed, or, on Linux, the kernel
+//     says its client closed or reset it though no one read it yet:
+//     QuickFIX/Go reads a connection only once its session goroutine has
+//     taken it, so a client that dropped its Logon before the answer and
+//     logged on again at once was refused) is waited for up to the Logon's
+//     deadline instead, as only QuickFIX/Go's release of it is left, which
+//     waits for its session goroutine; the session never has two. A connection goes once
 //     QuickFIX/Go, having seen its end, closes it (Conn.Close); one the
 //     application ends (Conn.Disconnect: a client not reading, an
 //     operator's logout) stays its session's until then, so that the

@@ -488,8 +488,9 @@ func (l *Listener) takeCompIDToken(compID string, source netip.Addr, authenticat
 // previous connection to be released while that connection is still open:
 // a client that closes and logs on again at once (within a millisecond)
 // reaches the venue before the old connection's end has, and was refused
-// as a duplicate. A previous connection that has ended (its read failed or
-// its socket is closed) is waited for up to the Logon's own deadline: it
+// as a duplicate. A previous connection that has ended (its read failed,
+// its socket is closed, or the client closed or reset it: claim) is
+// waited for up to the Logon's own deadline: it
 // can no longer be a session logged on twice, and QuickFIX/Go releases it
 // once its session goroutine is free to see the end (a resend or a mass
 // status it is writing, which took longer than this bound).
@@ -515,11 +516,18 @@ func (l *Listener) claimWaiting(c *Conn, deadline time.Time) bool {
 
 // claim registers c as its session's connection, unless one is logged on;
 // ended then says whether that one has ended and waits only for
-// QuickFIX/Go to release it.
+// QuickFIX/Go to release it. One the client has closed or reset has ended,
+// though no one read it yet: QuickFIX/Go reads a connection only once its
+// session goroutine has taken it, and until then (a Logon the client
+// dropped before its answer, its session goroutine busy) a client that
+// logged on again at once was refused as a duplicate.
 func (l *Listener) claim(c *Conn) (ok, ended bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if held, busy := l.sessions[c.key]; busy {
+		if !held.ended() && held.peerGone() {
+			held.noteReason(held.readEndReason())
+		}
 		return false, held.ended()
 	}
 	l.sessions[c.key] = c

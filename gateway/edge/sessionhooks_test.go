@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -298,4 +299,107 @@ func holdSessionGoroutine(t *testing.T, v *venue) (c *fixClient, conn *Conn, key
 		}
 	}
 	return c, conn, key, release
+}
+
+// TestLogonTakesTheSessionOfAConnectionItsClientDropped: a client drops its
+// connection (a reset, or a close) right after its Logon, before
+// QuickFIX/Go has read anything from it, and logs on again at once. No one
+// reads the old connection yet (QuickFIX/Go takes it once its session
+// goroutine is free), so only the kernel knows it ended: the new Logon was
+// refused as a duplicate once duplicateLogonWait had passed. The edge asks
+// the kernel, and the new Logon waits for QuickFIX/Go to release the old
+// connection, up to its deadline, and is then handed over; the session
+// never has two connections. The test plays QuickFIX/Go.
+func TestLogonTakesTheSessionOfAConnectionItsClientDropped(t *testing.T) {
+	t.Parallel()
+	for _, reset := range []bool{true, false} {
+		name := "close"
+		if reset {
+			name = "reset"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			const openWait = 20 * time.Millisecond
+			l, err := Listen(Config{Address: "127.0.0.1:0", Authenticator: testCredentials("CLIENT1"),
+				duplicateLogonWait: openWait, LogonTimeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = l.Close() })
+			key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: "VENUE"}
+			first := dialPlain(t, l.Addr().String())
+			newFixClient(t, first, "CLIENT1").sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				if _, held := l.Session(key); held {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the first Logon never passed the gate")
+				}
+			}
+			if reset {
+				_ = first.(*net.TCPConn).SetLinger(0)
+			}
+			_ = first.Close()
+			second := dialPlain(t, l.Addr().String())
+			newFixClient(t, second, "CLIENT1").sendMsg("A", logonBody(testPassword("CLIENT1"))...)
+			time.Sleep(10 * openWait) // past the wait for an open connection
+			if n := l.Stats().Count(ReasonLogonDuplicate); n != 0 {
+				t.Fatalf("the new Logon was refused as a duplicate (%d)", n)
+			}
+
+			// QuickFIX/Go takes the old connection, reads its Logon and its
+			// end, and closes it; the new one is handed over then.
+			accepted := make(chan *Conn, 2)
+			go func() {
+				for range 2 {
+					nc, err := l.Accept()
+					if err != nil {
+						return
+					}
+					accepted <- nc.(*Conn)
+				}
+			}()
+			old := receiveConn(t, accepted)
+			if old.RemoteAddr().String() != first.LocalAddr().String() {
+				t.Fatalf("first handed over: %v, want the old connection %v", old.RemoteAddr(), first.LocalAddr())
+			}
+			buf := make([]byte, 4096)
+			_ = old.SetReadDeadline(time.Now().Add(5 * time.Second))
+			for {
+				if _, err := old.Read(buf); err != nil {
+					if isTimeout(err) {
+						t.Fatal("the old connection's end was never read")
+					}
+					break
+				}
+			}
+			select {
+			case c := <-accepted:
+				t.Fatalf("the new connection %v was handed over while the old one was the session's", c.RemoteAddr())
+			case <-time.After(50 * time.Millisecond):
+			}
+			_ = old.Close()
+			next := receiveConn(t, accepted)
+			t.Cleanup(func() { _ = next.Close() })
+			if next.RemoteAddr().String() != second.LocalAddr().String() {
+				t.Fatalf("handed over: %v, want the new connection %v", next.RemoteAddr(), second.LocalAddr())
+			}
+			if _, held := l.Session(key); !held {
+				t.Fatal("the new connection does not hold the session")
+			}
+		})
+	}
+}
+
+// receiveConn waits, bounded, for a connection the listener handed over.
+func receiveConn(t *testing.T, accepted <-chan *Conn) *Conn {
+	t.Helper()
+	select {
+	case c := <-accepted:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection handed over")
+		return nil
+	}
 }
