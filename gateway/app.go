@@ -44,9 +44,14 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 	}
 	s.out.overflow.Store(false)
 	s.out.resending.Store(false)
-	s.mu.Lock()
-	s.resends = slidingWindow{limit: ResendRequestsPerSecondMax} // per connection
-	s.mu.Unlock()
+	if !s.loggedOn.Load() {
+		// Per connection: not again for a Logon inside the session (a
+		// reset, or one QuickFIX/Go answers as it stands), which let a
+		// client send ResendRequestsPerSecondMax more after each.
+		s.mu.Lock()
+		s.resends = slidingWindow{limit: ResendRequestsPerSecondMax}
+		s.mu.Unlock()
+	}
 	if !s.loggedOn.Swap(true) {
 		g.metrics.loggedOn.Inc()
 	}

@@ -176,7 +176,8 @@
 // Sessions: throttles over a sliding one-second window (orders and cancels
 // rejected past their limits, the session logged out past its message limit,
 // which counts session messages too; a ResendRequest beyond
-// ResendRequestsPerSecondMax a second on a connection, from a BeginSeqNo
+// ResendRequestsPerSecondMax a second on a connection (a Logon inside the
+// session, which QuickFIX/Go answers, does not start the count again), from a BeginSeqNo
 // below 1 or past the next MsgSeqNum the venue will send (Text giving the
 // last one sent: the client's numbers are out of step), or to an EndSeqNo
 // other than 0 below its BeginSeqNo, gets a session Reject (373=99 for the
