@@ -33,3 +33,28 @@ func Verify(dir string, cfg core.Config, progress func(journal.Progress)) (journ
 	}
 	return journal.VerifyFrom(dir, st.Matcher, st.Hash, next, progress)
 }
+
+// Base is the state a replica's journal continues from: when its log
+// starts after a Raft snapshot (raft.snapshot), the snapshot's matcher and
+// the seq of the first command after it; otherwise nil and 0, the journal
+// holding every command from the first. Readers that rebuild events from a
+// replica's journal (the event export's catch-up) start there, as Verify
+// does: the commands before it are in no segment of this replica.
+func Base(dir string, cfg core.Config) (*core.Matcher, uint64, error) {
+	base, err := readSnapshotFile(filepath.Join(dir, snapshotFile), nil)
+	if err != nil || base == nil {
+		return nil, 0, err
+	}
+	next, data, err := snapshotNext(base)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := NewMatcherState(cfg, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := st.Load(data); err != nil {
+		return nil, 0, err
+	}
+	return st.Matcher, next, nil
+}

@@ -40,7 +40,12 @@
 // the tap, and drops that matcher, at the first event the tap still holds:
 // by ring sequence when runBase is known, else at the first event of the
 // next command to apply, which fixes runBase (fixvenue_export_catching_up,
-// fixvenue_export_catchups_total).
+// fixvenue_export_catchups_total). A cluster replica that caught up from a
+// Raft snapshot holds no command before it (cluster/doc.go, "Raft
+// snapshots"): with no journal snapshot to start from, its catch-up starts
+// from that snapshot's matcher (Config.Base), so a new leader restored so
+// continues the stream; a stream that ends before that snapshot (an export
+// far behind) is one this replica cannot continue, and says so.
 //
 // # Messages
 //

@@ -30,6 +30,13 @@ type Config struct {
 	// NewMatcher returns a fresh matcher configured as the venue's, for a
 	// catch-up from the journal (doc.go, "Catching up from the journal").
 	NewMatcher func() (*core.Matcher, error)
+	// Base, when set, returns the state the journal continues from when
+	// it does not hold the commands from the first (a cluster replica
+	// restored from a Raft snapshot: cluster.Base), with the seq of the
+	// first command after it; a nil matcher: the journal holds them all.
+	// A catch-up starts there when no journal snapshot before the event
+	// to continue after fits.
+	Base func() (*core.Matcher, uint64, error)
 	// Durable returns the highest durable command seq (-1: none); nothing
 	// after it is exported.
 	Durable func() int64
@@ -448,6 +455,25 @@ func (e *Exporter) catchUp(last *Event, start bool) error {
 				from = sf.Seq + 1
 				break
 			}
+		}
+	}
+	if from == 0 && e.cfg.Base != nil {
+		bm, next, err := e.cfg.Base()
+		if err != nil {
+			return err
+		}
+		if bm != nil {
+			// The journal starts after its base: the events of the
+			// commands before it can be rebuilt from no command here.
+			if last == nil || last.CauseSeq < next {
+				at := "the stream is empty"
+				if last != nil {
+					at = fmt.Sprintf("the stream ends at event %d, of command %d", last.EventSeq, last.CauseSeq)
+				}
+				return fmt.Errorf("%s, before this replica's journal, which starts after a Raft snapshot at command %d: "+
+					"a replica that holds those commands exports them", at, next)
+			}
+			m, from = bm, next
 		}
 	}
 	if e.tail, err = journal.NewChainTailer(e.cfg.JournalDir, from); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/eventstream"
@@ -81,8 +82,15 @@ func (s *Server) buildExport() error {
 		x.close()
 		return err
 	}
+	journalDir := filepath.Join(cfg.Venue.DataDir, "journal")
+	var base func() (*core.Matcher, uint64, error)
+	if cfg.Cluster.Enabled() {
+		// A replica that caught up from a Raft snapshot holds no command
+		// before it: a new leader's catch-up starts from that state.
+		base = func() (*core.Matcher, uint64, error) { return cluster.Base(journalDir, MatcherConfig(cfg)) }
+	}
 	x.exporter, err = eventstream.New(eventstream.Config{
-		JournalDir: filepath.Join(cfg.Venue.DataDir, "journal"), SnapshotsFrom: s.snapshotsFrom,
+		JournalDir: journalDir, SnapshotsFrom: s.snapshotsFrom, Base: base,
 		NewMatcher: func() (*core.Matcher, error) { return core.NewMatcher(MatcherConfig(cfg)) },
 		Durable:    s.pipe.Durable().Load, Tap: x.tap,
 		Connect: connect, Subjects: subj, Stream: cfg.ExportStream(),

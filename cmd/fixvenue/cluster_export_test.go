@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/eventstream"
+)
+
+// TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot: a follower
+// that caught up from a Raft snapshot holds no command before it; led to
+// by a transfer, its export continues the stream the old leader wrote
+// from that state (README, "Event stream"), where its catch-up read the
+// journal from the first command and paused the export for good.
+func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) {
+	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nats.Stop()
+	h := writeClusterConfigsWith(t, func(int) string {
+		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL())
+	}, false, "entries_in_memory = 16\n", nil)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	behind := (l + 1) % 3
+	h.kill(behind)
+	// Past the leader's 16 entries in memory: the follower needs a snapshot.
+	wait := h.round("behind", false)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		if st, err := h.nodeStatus(l); err == nil && st.Applied >= 64 {
+			break
+		}
+	}
+	h.endRound(wait)
+	h.start(behind)
+	h.converge(30 * time.Second)
+	if logs := h.procs[behind].logs(); !strings.Contains(logs, "installing a Raft snapshot") {
+		t.Fatalf("the follower caught up without a Raft snapshot:\n%s", lastLines(logs, 40))
+	}
+	out, err := exec.Command(binPath, "cluster", "transfer", "--config", h.cfgs[l], "--to", strconv.Itoa(behind+1), "--token", clusterToken).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster transfer: %v\n%s", err, out)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if st, err := h.nodeStatus(behind); err == nil && st.Serving {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d does not lead after the transfer", behind+1)
+		}
+	}
+	c := &clusterClient{comp: "CLIENT1"}
+	cl, err := c.connect(h.fix[:], 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restDayBuy(t, cl, "on-the-new-leader")
+	cl.Close()
+	// The old leader's journal holds every command: verify waits (10 s)
+	// for a running venue's export to reach its end.
+	out, err = exec.Command(binPath, "events", "verify", "--config", h.cfgs[l]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("events verify against node %d's journal: %v\n%s\nnew leader's log:\n%s", l+1, err, out,
+			lastLines(h.procs[behind].logs(), 20))
+	}
+	if logs := h.procs[behind].logs(); strings.Contains(logs, "event export paused") {
+		t.Fatalf("the new leader's export paused:\n%s", lastLines(logs, 20))
+	}
+}
