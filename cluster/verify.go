@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/fixvenue/fixvenue/core"
@@ -57,4 +59,15 @@ func Base(dir string, cfg core.Config) (*core.Matcher, uint64, error) {
 		return nil, 0, err
 	}
 	return st.Matcher, next, nil
+}
+
+// StartsFromSnapshot reports whether the replica in dir caught up from a
+// Raft snapshot (raft.snapshot): its journal then holds no command before
+// the snapshot's. A single venue's directory never does.
+func StartsFromSnapshot(dir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, snapshotFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }

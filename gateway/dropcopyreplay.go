@@ -213,6 +213,9 @@ func (g *Gateway) onTradeCaptureReportRequest(s *session, m *quickfix.Message) {
 		r.refusal, r.refusalText = tradeRequestUnauthorized, "only drop-copy sessions may ask for reports"
 	case r.refusal == 0 && g.cfg.ReplayEvents == nil:
 		r.refusal, r.refusalText = tradeRequestOther, "this venue does not replay reports"
+		if g.cfg.NoReplayText != "" {
+			r.refusalText = g.cfg.NoReplayText
+		}
 	case r.refusal == 0 && !g.replayBusy.CompareAndSwap(false, true):
 		r.refusal, r.refusalText = tradeRequestOther, "another replay is running: ask again later"
 	}

@@ -98,6 +98,9 @@ type Config struct {
 	// ReplayEvents, when set, lets drop-copy sessions ask for the reports of
 	// a period beyond their FIX store (dropcopyreplay.go).
 	ReplayEvents ReplayEvents
+	// NoReplayText is the Text of a request refused for want of
+	// ReplayEvents (default: the venue does not replay reports).
+	NoReplayText string
 	// EventRingSlots is the event ring's size, which bounds, with the
 	// command ring's, how far outbound's answers lag the commands
 	// published (postonly.go); 0: eight times the command ring's.

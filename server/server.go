@@ -806,11 +806,20 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 			}
 			return 0, false
 		}}
-	if s.opts.Replica == nil {
-		// A single venue's journal is one directory from its first command.
-		gcfg.ReplayEvents = s.replayEvents
-	} else {
+	if s.opts.Replica != nil {
 		gcfg.StoppingText = s.opts.Replica.StoppingText
+	}
+	// The replay reads the journal from its first command: a single
+	// venue's, and a cluster replica's unless it caught up from a Raft
+	// snapshot (it holds no command before it). A drop-copy client logs on
+	// to a new leader with a reset, as every client does, so the copies
+	// the old leader had not delivered are found only by this replay.
+	if base, err := cluster.StartsFromSnapshot(filepath.Join(cfg.Venue.DataDir, "journal")); err != nil {
+		return err
+	} else if base {
+		gcfg.NoReplayText = "this cluster node caught up from a Raft snapshot and holds no report before it: it replays none"
+	} else {
+		gcfg.ReplayEvents = s.replayEvents
 	}
 	gcfg.EventRingSlots = cfg.Engine.EventRingSlots
 	if cfg.Schedule.Enabled {

@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/eventstream"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
 // TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot: a follower
 // that caught up from a Raft snapshot holds no command before it; led to
 // by a transfer, its export continues the stream the old leader wrote
 // from that state (README, "Event stream"), where its catch-up read the
-// journal from the first command and paused the export for good.
+// journal from the first command and paused the export for good. A
+// drop-copy session's request for a period is refused there, saying why
+// (README, "Drop copy"): the reports before the snapshot are not on it.
 func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) {
 	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
 	if err != nil {
@@ -23,7 +26,8 @@ func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) 
 	}
 	defer nats.Stop()
 	h := writeClusterConfigsWith(t, func(int) string {
-		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL())
+		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL()) +
+			"\n[[session]]\ncomp_id = \"DROP\"\nkind = \"dropcopy\"\ncopy_all = true\n"
 	}, false, "entries_in_memory = 16\n", nil)
 	h.startAll()
 	l := h.leader(30 * time.Second)
@@ -62,8 +66,24 @@ func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) 
 	}
 	restDayBuy(t, cl, "on-the-new-leader")
 	cl.Close()
-	// The old leader's journal holds every command: verify waits (10 s)
-	// for a running venue's export to reach its end.
+	d, err := (&clusterClient{comp: "DROP"}).connect(h.fix[:], 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := d.Send("AD", fixclient.F(568, "period"), fixclient.F(569, "0"), fixclient.F(580, "1"),
+		fixclient.F(75, now.UTC().Format("20060102")), fixclient.F(60, fixclient.Timestamp(now.Add(-time.Minute)))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Expect(10*time.Second, "AQ", map[int]string{568: "period", 750: "2", 749: "99",
+		58: "this cluster node caught up from a Raft snapshot and holds no report before it: it replays none"}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	// The old leader's journal holds every command once it has caught up
+	// after its restart: verify waits (10 s) for a running venue's export
+	// to reach its end.
+	h.converge(20 * time.Second)
 	out, err = exec.Command(binPath, "events", "verify", "--config", h.cfgs[l]).CombinedOutput()
 	if err != nil {
 		t.Fatalf("events verify against node %d's journal: %v\n%s\nnew leader's log:\n%s", l+1, err, out,
