@@ -10,6 +10,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/eventstream"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 )
 
 // TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot: a follower
@@ -18,7 +19,8 @@ import (
 // from that state (README, "Event stream"), where its catch-up read the
 // journal from the first command and paused the export for good. A
 // drop-copy session's request for a period is refused there, saying why
-// (README, "Drop copy"): the reports before the snapshot are not on it.
+// (README, "Drop copy"): the reports before the snapshot are not on it;
+// `events verify` against its journal says to verify against another node.
 func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) {
 	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
 	if err != nil {
@@ -91,5 +93,60 @@ func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) 
 	}
 	if logs := h.procs[behind].logs(); strings.Contains(logs, "event export paused") {
 		t.Fatalf("the new leader's export paused:\n%s", lastLines(logs, 20))
+	}
+	out, err = exec.Command(binPath, "events", "verify", "--config", h.cfgs[behind]).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "starts from a Raft snapshot (the node caught up from one) and holds no event before it: verify against another node's configuration") {
+		t.Fatalf("events verify against node %d, restored from a Raft snapshot: %v\n%s", behind+1, err, out)
+	}
+}
+
+// TestClusterEventsVerifyWaitsForAFollowerBehind: `events verify` against
+// a follower whose journal is behind the stream the leader exports (cut off
+// from the leader a moment, as the old leader is while it restarts after a
+// failover) replays that journal again until it holds the stream's events,
+// and says OK, where it reported a mismatch at once. Against a node that
+// caught up from a Raft snapshot it says to verify against another node.
+func TestClusterEventsVerifyWaitsForAFollowerBehind(t *testing.T) {
+	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nats.Stop()
+	h := writeClusterConfigsWith(t, func(int) string {
+		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL())
+	}, false, "", nil)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	f := (l + 1) % 3
+	c := &clusterClient{comp: "CLIENT1"}
+	cl, err := c.connect(h.fix[:], 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	restDayBuy(t, cl, "before")
+	h.converge(10 * time.Second)
+	h.links[[2]int{l, f}].setBlocked(true)
+	h.links[[2]int{f, l}].setBlocked(true)
+	for i := range 3 {
+		restDayBuy(t, cl, fmt.Sprintf("cut-%d", i))
+	}
+	verify := exec.Command(binPath, "events", "verify", "--config", h.cfgs[f])
+	var stdout, stderr lockedbuf.Buffer
+	verify.Stdout, verify.Stderr = &stdout, &stderr
+	if err := verify.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The stream is read, the journal found behind it; then the link is back.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "journal is") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.links[[2]int{l, f}].setBlocked(false)
+	h.links[[2]int{f, l}].setBlocked(false)
+	if err := verify.Wait(); err != nil {
+		t.Fatalf("events verify against the follower: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "events behind the stream (a cluster node catching up?)") {
+		t.Fatalf("events verify did not say the journal was behind: %s", stderr.String())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/eventstream"
@@ -481,7 +482,38 @@ func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string, 
 	if v.stream, v.err = eventstream.SummarizeStream(ctx, js, stream, 0); v.err != nil {
 		return v
 	}
-	v.journal, v.prefix, v.err = eventstream.SummarizeJournal(filepath.Join(cfg.Venue.DataDir, "journal"), server.MatcherConfig(cfg), v.stream.Events)
+	dir := filepath.Join(cfg.Venue.DataDir, "journal")
+	if cfg.Cluster.Enabled() {
+		if base, err := cluster.StartsFromSnapshot(dir); err != nil || base {
+			v.err = err
+			if base {
+				v.err = fmt.Errorf("%s starts from a Raft snapshot (the node caught up from one) and holds no event before it: "+
+					"verify against another node's configuration", dir)
+			}
+			return v
+		}
+	}
+	v.journal, v.prefix, v.err = eventstream.SummarizeJournal(dir, server.MatcherConfig(cfg), v.stream.Events)
+	if v.err == nil && cfg.Cluster.Enabled() && v.stream.Events > v.journal.Events {
+		// A replica writes what the leader replicates to it: a follower,
+		// the old leader restarting after a failover among them, may be
+		// behind the stream the leader exports. Its journal is replayed
+		// again, for up to verifyCatchUpWait, until it holds the stream's
+		// events; one still behind then is compared as it is (a mismatch).
+		fmt.Fprintf(progress, "fixvenue events verify: the journal is %d events behind the stream (a cluster node catching up?): "+
+			"replaying it again for up to %v until it reaches event %d\n", v.stream.Events-v.journal.Events, verifyCatchUpWait, v.stream.Events)
+		for deadline := time.Now().Add(verifyCatchUpWait); v.stream.Events > v.journal.Events && time.Now().Before(deadline); {
+			select {
+			case <-ctx.Done():
+				v.err = ctx.Err()
+				return v
+			case <-time.After(verifyReplayPoll):
+			}
+			if v.journal, v.prefix, v.err = eventstream.SummarizeJournal(dir, server.MatcherConfig(cfg), v.stream.Events); v.err != nil {
+				return v
+			}
+		}
+	}
 	if v.err != nil || v.stream.Events >= v.journal.Events || (v.stream.Events > 0 && v.stream.Hash != v.prefix) {
 		return v
 	}
@@ -518,4 +550,7 @@ func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string, 
 const (
 	verifyCatchUpWait = 10 * time.Second
 	verifyCatchUpPoll = 200 * time.Millisecond
+	// verifyReplayPoll paces the replays of a cluster node's journal behind
+	// the stream: each replays the whole journal.
+	verifyReplayPoll = time.Second
 )
