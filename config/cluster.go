@@ -169,6 +169,15 @@ func (c *Config) validateCluster() []error {
 	if cl.ClusterID == 0 {
 		add("cluster.cluster_id: must be set (any number other than 0, the same on every node)")
 	}
+	// Only the leader exports, and an embedded server runs in the leader's
+	// process with the stream in its data directory: each failover would
+	// move the stream to another server, at another address, that
+	// consumers do not read (and three nodes on one machine would contend
+	// for the one embedded_addr).
+	if c.Export.Embedded() {
+		add("export: a cluster node exports to an external NATS (export.nats_url, the same on every node): " +
+			"an embedded server runs on the leader alone, so its stream would move to another server at each failover")
+	}
 	// Fewer than three nodes survive no loss, and a node listing only
 	// itself (or one other) would be a quorum of its own on a fresh data
 	// directory, leading beside the cluster it was meant to join.

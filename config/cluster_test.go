@@ -95,3 +95,16 @@ func TestAdminReachedAt(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterExportNeedsAnExternalNATS: a cluster node's export names an
+// external NATS; an embedded server, which only the leader's process runs,
+// is refused at load, saying why.
+func TestClusterExportNeedsAnExternalNATS(t *testing.T) {
+	_, err := Parse([]byte(clusterTOML+"[export]\nenabled = true\n"), "cluster.toml")
+	if err == nil || !strings.Contains(err.Error(), "export: a cluster node exports to an external NATS (export.nats_url") {
+		t.Fatalf("an embedded NATS on a cluster node: %v", err)
+	}
+	if _, err := Parse([]byte(clusterTOML+"[export]\nenabled = true\nnats_url = \"nats://nats1:4222\"\n"), "cluster.toml"); err != nil {
+		t.Fatalf("an external NATS on a cluster node: %v", err)
+	}
+}
