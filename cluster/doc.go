@@ -187,8 +187,11 @@
 // Node.Committed is the seq of the last command this node knows committed
 // and has passed to NodeConfig.Apply, in order, exactly once per process:
 // at Open the committed part of the journal, later each committed entry.
-// It is the durable sequence of a replicated journal: a command at or
-// below it is on the disks of a quorum. The leader proposes with
+// A command at or below it is on the disks of a quorum. The serving
+// leader's durable sequence is not it but Journal's: the last of its own
+// batches the Runner saw committed, which never covers a batch whose fate
+// became unknown (a deposed node's Committed goes on with the new leader's
+// commands, at the seqs its lost ones had). The leader proposes with
 // ProposeNext (the seq after its whole log when it became leader); it may
 // take orders only when Serving (leader, and it has applied an entry of
 // its own term, hence everything committed before). A proposal accepted by

@@ -11,10 +11,15 @@ import (
 // Journal is the leader's journal as the pipeline sees it
 // (pipeline.Journal): Append collects a batch of commands as journal
 // frames, Flush proposes the batch as one Raft entry and returns once a
-// quorum has it on disk, and DurableSequence is the node's committed seq.
-// So everything that waits for the durable sequence (ExecutionReports,
-// snapshots) waits for the quorum, unchanged. Append and Flush belong to
-// the pipeline's journal goroutine.
+// quorum has it on disk, and DurableSequence is the seq of the last batch
+// Flush saw committed. So everything that waits for the durable sequence
+// (ExecutionReports, market data, the event export, snapshots) waits for
+// the quorum, unchanged. It is not the node's committed seq: once deposed,
+// the node follows the new leader until its process restarts, and its
+// committed seq passes the seqs of this journal's batches that never
+// committed, which the new leader gave to commands of its own; the
+// pipeline's events of those batches must never count as durable.
+// Append and Flush belong to the pipeline's journal goroutine.
 type Journal struct {
 	// OnCommit, when set, is called after each batch a quorum acknowledged,
 	// with its size and the time from proposal to acknowledgement (metrics).
@@ -22,6 +27,7 @@ type Journal struct {
 
 	runner  *Runner
 	node    *Node
+	durable *ring.Sequence
 	frames  []byte
 	last    int64
 	nextSeq uint64
@@ -32,7 +38,7 @@ type Journal struct {
 // numbers commands from next (the node's ProposeNext when it started
 // serving).
 func NewJournal(r *Runner, n *Node, next uint64) *Journal {
-	return &Journal{runner: r, node: n, last: int64(next) - 1, nextSeq: next}
+	return &Journal{runner: r, node: n, durable: ring.NewSequence(int64(next) - 1), last: int64(next) - 1, nextSeq: next}
 }
 
 // Append adds one command to the batch; seq must follow the previous one.
@@ -64,6 +70,10 @@ func (j *Journal) Flush() error {
 		j.err = err
 		return err
 	}
+	// The runner confirms a batch only while this node still leads the
+	// term that proposed it (Runner.settle fails the waiting proposals
+	// first when the leadership was lost).
+	j.durable.Store(j.last)
 	if j.OnCommit != nil {
 		j.OnCommit(int(j.last-j.firstOfBatch()+1), time.Since(start))
 	}
@@ -77,8 +87,9 @@ func (j *Journal) firstOfBatch() int64 {
 	return int64(seq)
 }
 
-// DurableSequence is the seq of the last command a quorum has on disk.
-func (j *Journal) DurableSequence() *ring.Sequence { return j.node.Committed() }
+// DurableSequence is the seq of the last command of this journal's that a
+// quorum has on disk (and of those before it).
+func (j *Journal) DurableSequence() *ring.Sequence { return j.durable }
 
 // NextSeq is the seq the next command must carry.
 func (j *Journal) NextSeq() uint64 { return j.nextSeq }
