@@ -36,12 +36,14 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 		`{"reason": "fund closed", "account": "FUND"}`); a.Status != http.StatusOK {
 		t.Fatalf("POST /v1/cancel: %d %s", a.Status, a.Body)
 	}
-	// Trade until the leader is well past its in-memory log: a count of
-	// entries, not a time, since a loaded machine batches more per entry.
+	// Trade until the leader is well past its in-memory log (six times
+	// over): a count of entries, not a time, since a loaded machine
+	// batches more per entry, and so makes fewer.
+	const entriesPast = 100
 	wait := h.round("behind", false)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(500 * time.Millisecond)
-		if st, err := h.nodeStatus(l); err == nil && st.Applied >= 200 {
+		if st, err := h.nodeStatus(l); err == nil && st.Applied >= entriesPast {
 			break
 		}
 	}
@@ -50,7 +52,7 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Applied < 200 {
+	if st.Applied < entriesPast {
 		t.Fatalf("the leader applied only %d entries: not far enough past its 16 in memory to prove anything", st.Applied)
 	}
 	h.start(behind)

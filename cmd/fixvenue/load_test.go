@@ -100,6 +100,28 @@ func TestLoadExitStatuses(t *testing.T) {
 // rate held below the stop read as the venue's.
 func TestLoadRampStoppedByAnErrorExits1(t *testing.T) {
 	t.Parallel()
+	// The venue's stop races the second step's logon: on a loaded machine
+	// the step may log on before the venue stops listening, and then
+	// fails as a step whose session the venue ended (a rate not held,
+	// exit 0), not one that cannot run. Such a run is tried again.
+	for attempt := 1; ; attempt++ {
+		out, stderr, err := rampStoppedAfterItsFirstStep(t)
+		if attempt < 3 && err == nil && strings.Contains(out, "step     40 orders/s FAILED: session failed") {
+			t.Logf("the second step logged on before the venue stopped (attempt %d)", attempt)
+			continue
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out, "step     20 orders/s held") ||
+			!strings.Contains(out, "ramp: stopped by the error above at step 2") || !strings.Contains(stderr, "ramp step 40/s") {
+			t.Fatalf("a ramp whose second step found the venue gone: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+		}
+		return
+	}
+}
+
+// rampStoppedAfterItsFirstStep runs a ramp against a venue it stops once
+// the ramp's first step is done, and returns the ramp's output and exit.
+func rampStoppedAfterItsFirstStep(t *testing.T) (stdoutText, stderrText string, err error) {
 	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "[marketdata]\nenabled = false\n"))
 	cmd := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--ramp", "--rate", "20", "--ramp-step", "20",
 		"--ramp-max", "60", "--duration", "300ms", "--warmup", "0s", "--p99-max", "1m", "--quiet")
@@ -121,11 +143,7 @@ func TestLoadRampStoppedByAnErrorExits1(t *testing.T) {
 		}
 	}
 	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out.String(), "step     20 orders/s held") ||
-		!strings.Contains(out.String(), "ramp: stopped by the error above at step 2") || !strings.Contains(stderr.String(), "ramp step 40/s") {
-		t.Fatalf("a ramp whose second step found the venue gone: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
-	}
+	return out.String(), stderr.String(), err
 }
 
 // TestLoadInterruptedHasNoVerdict: a run stopped by SIGINT prints the
