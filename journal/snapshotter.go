@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,6 +81,9 @@ type Snapshotter struct {
 	jobs  chan uint64
 	done  chan struct{}
 	stats SnapshotterStats
+	// closeOnce: a cluster node hands its snapshotter to the venue it
+	// becomes, and either may be the one that closes it.
+	closeOnce sync.Once
 }
 
 // NewSnapshotter starts the background writer.
@@ -138,10 +142,10 @@ func (s *Snapshotter) Capture(seq uint64, write func(io.Writer) error) error {
 	return nil
 }
 
-// Close waits for the snapshot in flight, if any, and stops the writer.
-// Capture must not be called after Close.
+// Close waits for the snapshot in flight, if any, and stops the writer;
+// a second Close does nothing. Capture must not be called after Close.
 func (s *Snapshotter) Close() {
-	close(s.jobs)
+	s.closeOnce.Do(func() { close(s.jobs) })
 	<-s.done
 }
 

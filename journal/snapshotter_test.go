@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,5 +32,25 @@ func TestSnapshotterRemovesLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Fatalf("another file was removed: %v", err)
+	}
+}
+
+// TestSnapshotterCloseTwice: Close waits for the snapshot in flight, and a
+// second Close (a cluster node and the venue it handed the snapshotter to
+// both close it) returns at once instead of panicking.
+func TestSnapshotterCloseTwice(t *testing.T) {
+	dir := t.TempDir()
+	durable := ring.NewSequence(7)
+	s, err := NewSnapshotter(SnapshotterConfig{Dir: dir, Durable: durable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Capture(7, func(w io.Writer) error { _, err := w.Write([]byte("state")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s.Close()
+	if _, err := CheckSnapshot(filepath.Join(dir, SnapshotName(7))); err != nil {
+		t.Fatalf("the snapshot in flight at Close: %v", err)
 	}
 }
