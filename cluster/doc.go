@@ -262,8 +262,9 @@
 //	                 crc32c u32 of bytes 0..40 and the data | reserved u32 | data
 //
 // as raft.snapshot.tmp (fsynced; the file the transport received is
-// renamed to it, not written again), moves its journal segments to
-// replaced-<index>/ (kept for inspection, never read again), renames the
+// renamed to it, not written again), moves its journal segments, and the
+// journal snapshots taken at their commands, to replaced-<index>/ (kept for
+// inspection, never read again), renames the
 // file into place and syncs the directory, then restores its state
 // (NodeConfig.Restore) and continues its journal, empty, at the next seq.
 // A crash in between is finished at the next Open. The snapshot is then the

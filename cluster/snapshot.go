@@ -356,10 +356,14 @@ func (l *Log) loadBase() (uint64, error) {
 
 // finishInstall moves every live segment of the journal to
 // replaced-<index>/ (they hold commands the snapshot covers, or a tail the
-// leader replaced), then renames raft.snapshot.tmp into place. No writer
-// is open.
+// leader replaced), and the journal snapshots with them (each taken at a
+// command the journal no longer holds: a reader starting from one would
+// find no command after it), then renames raft.snapshot.tmp into place. No
+// writer is open.
 func (l *Log) finishInstall(s *raftpb.Snapshot) error {
 	segs, _ := filepath.Glob(filepath.Join(l.dir, "journal-*.seg"))
+	snaps, _ := filepath.Glob(filepath.Join(l.dir, "snapshot-*.snap"))
+	segs = append(segs, snaps...)
 	if len(segs) > 0 {
 		to := filepath.Join(l.dir, fmt.Sprintf("%s%020d", replacedDirPrefix, s.GetMetadata().GetIndex()))
 		if err := os.MkdirAll(to, 0o755); err != nil {

@@ -1,10 +1,14 @@
 package cluster
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // A follower that was down while the leader wrote past its compaction
@@ -50,6 +54,13 @@ func TestFollowerBehindCompactionCatchesUpFromSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	down.up = false
+	// A journal snapshot it wrote of a command it holds (a follower writes
+	// them as the leader does): the install moves it aside with the
+	// segments, as the journal after the install holds no command after it.
+	old, err := journal.WriteSnapshot(down.dir, 1, func(w io.Writer) error { _, err := w.Write([]byte("state")); return err }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 400 {
 		s.step(true)
 	}
@@ -73,6 +84,12 @@ func TestFollowerBehindCompactionCatchesUpFromSnapshot(t *testing.T) {
 	}
 	if segs, _ := filepath.Glob(filepath.Join(replaced[0], "journal-*.seg")); len(segs) == 0 {
 		t.Fatal("the follower's earlier segments were not kept aside")
+	}
+	if _, err := os.Stat(old.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the journal snapshot of seq 1 is still in the journal after the install (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(replaced[0], filepath.Base(old.Path))); err != nil {
+		t.Fatalf("the journal snapshot of seq 1 was not kept aside with the segments: %v", err)
 	}
 
 	// Restart it: Open restores the snapshot from raft.snapshot and replays the journal after it.
