@@ -60,6 +60,13 @@ type Replica struct {
 	Hash *journal.HashSink
 	// OnSnapshot is called on the matcher goroutine after a Snapshot command.
 	OnSnapshot func(seq uint64)
+	// Snaps, when set, is the journal snapshotter the follower wrote its
+	// snapshots with (ClusterNode.snapshot), which the venue writes its own
+	// with: one writer per directory, so that a snapshot the follower has
+	// in flight is neither removed as a crash's leftover by a new
+	// snapshotter's start nor waited for by the promotion. Its durable
+	// sequence follows Journal's once the node leads.
+	Snaps *journal.Snapshotter
 	// Tape is the console's tape the follower kept (clustertape.go); nil
 	// when the admin API is off.
 	Tape *console.Tape
@@ -234,6 +241,15 @@ type ClusterNode struct {
 	diverged      atomic.Bool
 	mismatches    atomic.Int64
 	commitSeconds prometheus.Histogram
+
+	// snaps writes the journal snapshots (nil when the configuration takes
+	// none: takesSnapshots): the follower's at each Snapshot command it
+	// applies, the venue's once it leads (Replica.Snaps). snapDurable is
+	// its durable sequence: the last Snapshot command applied while
+	// following (committed, so on this node's disk), then the leader's
+	// Journal's.
+	snaps       *journal.Snapshotter
+	snapDurable *ring.Sequence
 }
 
 // StartCluster opens the replica in the data directory, binds the Raft,
@@ -367,6 +383,23 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.closeFeed()
 		return nil, err
 	}
+	if takesSnapshots(cfg) {
+		// Made once Open has replayed the committed journal, whose
+		// snapshots were taken when its commands were first applied.
+		c.snapDurable = ring.NewSequence(c.node.Committed().Load())
+		if c.snaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: dir, Durable: c.snapDurable,
+			Logger: c.log, Sync: opts.JournalSync}); err != nil {
+			c.tr.Close()
+			c.node.Close()
+			c.closeFeed()
+			return nil, err
+		}
+		defer func() {
+			if !started {
+				c.snaps.Close()
+			}
+		}()
+	}
 	c.runner = cluster.NewRunner(cluster.RunnerConfig{Node: c.node, Transport: c.tr,
 		TickInterval: cl.HeartbeatInterval(), OnRole: c.onRole, OnLeader: c.onLeader, Logger: c.log})
 	var gateTLS *tls.Config
@@ -452,9 +485,33 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 		c.closeFeed()
 	}
 	if binary.LittleEndian.Uint16(cmd[2:]) == venue.SnapshotTemplateID {
-		return c.check.Own(seq, c.hash.Sum64())
+		if err := c.check.Own(seq, c.hash.Sum64()); err != nil {
+			return err
+		}
+		c.snapshot(seq)
 	}
 	return nil
+}
+
+// snapshot writes the journal snapshot of Snapshot command seq, as the
+// leader's venue writes it at the same command (Server.captureSnapshot):
+// the matcher's state is copied on the runner goroutine, between two
+// commands, and written, synced and published by the snapshotter's. So a
+// node that comes to lead, and anything reading its journal from a
+// snapshot (the event export's catch-up, `journal book`), starts from its
+// newest one, not from the first command. The command is committed, so
+// it is on this node's disk already: the snapshotter waits for nothing.
+// Only the matcher's state: a leader's venue, whose feed and tape are the
+// follower's, saves none beside its snapshots either, a cluster node's
+// start replaying its committed journal (cluster/doc.go, "Limits").
+func (c *ClusterNode) snapshot(seq uint64) {
+	if c.snaps == nil {
+		return
+	}
+	c.snapDurable.Store(int64(seq))
+	if err := c.snaps.Capture(seq, c.matcher.WriteSnapshot); err != nil {
+		c.log.Warn("snapshot not taken", "seq", seq, "err", err)
+	}
 }
 
 // The parts of a cluster's replica state beside the matcher (Raft
@@ -763,8 +820,16 @@ func (c *ClusterNode) serve(next uint64) {
 	opts := c.opts
 	c.serveFeed() // the leader's feed serves recovery on the same listener
 	j := cluster.NewJournal(c.runner, c.node, next)
-	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
-	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash,
+	j.OnCommit = func(_ int, took time.Duration) {
+		c.commitSeconds.Observe(took.Seconds())
+		if c.snapDurable != nil {
+			// The venue's snapshots wait for its own commands to commit
+			// (Journal.DurableSequence), never for the node's committed
+			// seq, which a deposed leader sees pass its lost commands' seqs.
+			c.snapDurable.Store(j.DurableSequence().Load())
+		}
+	}
+	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash, Snaps: c.snaps,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
 		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases(),
@@ -1166,6 +1231,11 @@ func (c *ClusterNode) Close() error {
 		// and a promotion still running holds them.
 		c.closeFeed()
 		errs = append(errs, c.fix.close())
+	}
+	if settled && c.snaps != nil {
+		// After the runner, which captures; a venue that took it closed it
+		// already.
+		c.snaps.Close()
 	}
 	c.gate.Close()
 	c.closeFollowerAdmin()

@@ -59,6 +59,11 @@
 // answered it 409), so that a new leader
 // refuses those logons, neither runs a transition again nor misses one,
 // and resumes into the phase an operator set; Raft snapshots carry both.
+// At each Snapshot command it applies, a follower writes the journal
+// snapshot the leader's venue writes at it, the same bytes
+// (ClusterNode.snapshot), with the snapshotter the venue takes over when
+// the node leads (Replica.Snaps), so that a new leader's event export
+// catches up from its newest snapshot, not from the first command.
 // Nodes whose configured terms differ are refused by their peers
 // (termsrecord.go, cluster.TransportConfig.Terms); a node records changed
 // terms only once it knows a leader (ClusterNode.recordTerms).

@@ -645,8 +645,13 @@ func (s *Server) buildPipeline() error {
 		return err
 	}
 	s.pipe = p
-	// End of day writes a snapshot even when no periodic ones are taken.
-	if s.cfg.Journal.SnapshotInterval.Duration > 0 || s.cfg.Schedule.Enabled || (s.cfg.Admin.Enabled() && s.cfg.Admin.OperatorTokens() > 0) {
+	if r := s.opts.Replica; r != nil && r.Snaps != nil {
+		// The follower's, whose snapshot in flight this one's start would
+		// have removed (ClusterNode.snapshot).
+		s.snaps = r.Snaps
+		return nil
+	}
+	if takesSnapshots(s.cfg) {
 		snaps, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: filepath.Join(s.cfg.Venue.DataDir, "journal"),
 			Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync})
 		if err != nil {
@@ -655,6 +660,13 @@ func (s *Server) buildPipeline() error {
 		s.snaps = snaps
 	}
 	return nil
+}
+
+// takesSnapshots reports whether the journal gets Snapshot commands: every
+// snapshot_interval, and at an end of day (the schedule's, or an
+// operator's) even when no periodic ones are taken.
+func takesSnapshots(cfg *config.Config) bool {
+	return cfg.Journal.SnapshotInterval.Duration > 0 || cfg.Schedule.Enabled || (cfg.Admin.Enabled() && cfg.Admin.OperatorTokens() > 0)
 }
 
 // haltReason is what FIX clients are told about a fail-stop: the part that

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // TestClusterFollowerCatchesUpFromSnapshot keeps a follower down while the
@@ -151,4 +155,79 @@ func TestClusterSessionAddedAfterARaftSnapshot(t *testing.T) {
 	}
 	h.start(behind)
 	h.converge(60 * time.Second)
+}
+
+// TestClusterFollowersWriteJournalSnapshots: at each Snapshot command (every
+// snapshot_interval after activity) a follower writes the journal snapshot
+// the leader writes, byte for byte, so that a node that comes to lead has
+// one to start its event export's catch-up (and `journal book`) from, not
+// its first command; before, only a node that had led had any. The new
+// leader after a kill -9 writes its own snapshots with the snapshotter it
+// wrote them with as a follower, and the follower left writes the same.
+func TestClusterFollowersWriteJournalSnapshots(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	c, err := h.clients[0].connect(h.fix[:], 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restDayBuy(t, c, "before-kill")
+	c.Close()
+	h.quiesce(20 * time.Second)
+	first := sameJournalSnapshot(t, h, []int{l, (l + 1) % 3, (l + 2) % 3}, 0)
+	h.kill(l)
+	next := h.leader(30 * time.Second)
+	c, err = h.clients[1].connect([]string{h.fix[next]}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restDayBuy(t, c, "after-kill")
+	c.Close()
+	sameJournalSnapshot(t, h, []int{next, 3 - l - next}, first+1)
+}
+
+// sameJournalSnapshot waits up to 10 s for a journal snapshot at or after
+// seq from that each of nodes has written (published: under its final
+// name), and fails unless their files are identical; it returns its seq.
+func sameJournalSnapshot(t *testing.T, h *clusterHarness, nodes []int, from uint64) uint64 {
+	t.Helper()
+	var have [][]journal.SnapshotFile
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		have = have[:0]
+		for _, i := range nodes {
+			snaps, err := journal.ListSnapshots(filepath.Join(h.data[i], "journal"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			have = append(have, snaps)
+		}
+	next:
+		for _, sf := range have[0] { // newest first
+			if sf.Seq < from {
+				break
+			}
+			want, err := os.ReadFile(sf.Path)
+			if err != nil {
+				continue // pruned meanwhile
+			}
+			for k, snaps := range have[1:] {
+				i := slices.IndexFunc(snaps, func(o journal.SnapshotFile) bool { return o.Seq == sf.Seq })
+				if i < 0 {
+					continue next
+				}
+				got, err := os.ReadFile(snaps[i].Path)
+				if err != nil {
+					continue next
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("node %d's journal snapshot at seq %d (%d bytes) differs from node %d's (%d bytes)",
+						nodes[k+1]+1, sf.Seq, len(got), nodes[0]+1, len(want))
+				}
+			}
+			t.Logf("nodes %v wrote the same journal snapshot at seq %d (%d bytes)", nodes, sf.Seq, len(want))
+			return sf.Seq
+		}
+	}
+	t.Fatalf("no journal snapshot at or after seq %d on every one of nodes %v within 10 s: %v", from, nodes, have)
+	return 0
 }
