@@ -29,10 +29,10 @@ import (
 // never committed: the process replaces itself (exec of the same binary
 // with the same arguments), which rebuilds it from the committed log as a
 // follower, the same path as a restart after kill -9.
-func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string) int {
+func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string, flagOf map[string]string) int {
 	node, err := server.StartCluster(cfg, server.Options{Logger: log, Inherited: inheritedSockets(log)})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+		fmt.Fprintf(os.Stderr, "fixvenue serve: %s\n", flagNamed(err, flagOf))
 		return 1
 	}
 	boundHeapGoal(cfg.Engine.GCHeadroomBytes, log)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -111,6 +112,17 @@ func cmdServe(args []string) int {
 		return 2
 	}
 	defer stopProfiles()
+	// A listener the server cannot bind is named by its key (fix.addr: …);
+	// an address a flag gave is named by the flag, which is where the
+	// operator looks, not in a file that may not hold the key at all.
+	flagOf := map[string]string{}
+	for _, f := range []struct{ key, flag, addr string }{{"fix.addr", "--fix-addr", *fixAddr},
+		{"metrics.addr", "--metrics-addr", *metricsAddr}, {"admin.addr", "--admin-addr", *adminAddr},
+		{"marketdata.feed_addr", "--md-addr", *mdAddr}, {"marketdata.recovery_addr", "--md-recovery-addr", *mdRecovery}} {
+		if f.addr != "" && f.addr != "off" {
+			flagOf[f.key] = f.flag
+		}
+	}
 	if cfg.Cluster.Enabled() {
 		if *fixAddr != "" {
 			// Clients are sent to the peers' fix_addr, so a node listens
@@ -118,11 +130,11 @@ func cmdServe(args []string) int {
 			fmt.Fprintf(os.Stderr, "fixvenue serve: --fix-addr: a cluster node's FIX address is its [[cluster.peer]] fix_addr\n")
 			return 2
 		}
-		return serveCluster(cfg, log, *readyFile)
+		return serveCluster(cfg, log, *readyFile, flagOf)
 	}
 	srv, err := server.New(cfg, server.Options{Logger: log})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+		fmt.Fprintf(os.Stderr, "fixvenue serve: %s\n", flagNamed(err, flagOf))
 		return 1
 	}
 	// A stop is taken during the start too: the schedule's catch-up of
@@ -134,7 +146,7 @@ func cmdServe(args []string) int {
 	select {
 	case err := <-started:
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+			fmt.Fprintf(os.Stderr, "fixvenue serve: %s\n", flagNamed(err, flagOf))
 			return 1
 		}
 	case got := <-sig:
@@ -178,6 +190,19 @@ func cmdServe(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// flagNamed is err's text with the configuration key it begins with
+// replaced by the flag that gave that key's address (flagOf: key to flag,
+// for the flags given).
+func flagNamed(err error, flagOf map[string]string) string {
+	text := err.Error()
+	for key, flag := range flagOf {
+		if rest, ok := strings.CutPrefix(text, key+": "); ok {
+			return flag + ": " + rest
+		}
+	}
+	return text
 }
 
 // overrideAddr applies a listener's address flag to its configured address:

@@ -723,3 +723,32 @@ func TestServeRefusesTestHooksBeyondLoopback(t *testing.T) {
 		serveRefusedFirst(t, fmt.Sprintf("%s %q", c.toml, c.flags), dir, cfg, 2, c.want, c.flags...)
 	}
 }
+
+// TestServeAddressInUseNamesTheFlag: a listener whose address, given by a
+// flag, another process holds fails the start naming the flag; it was
+// named by the configuration key (fix.addr), which the file may not hold.
+// An address from the file is still named by its key.
+func TestServeAddressInUseNamesTheFlag(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	held := l.Addr().String()
+	for _, c := range []struct {
+		toml  string
+		flags []string
+		want  string
+	}{
+		{offlineTOML, []string{"--fix-addr", held}, "fixvenue serve: --fix-addr: edge: listen tcp " + held},
+		{offlineTOML, []string{"--metrics-addr", held}, "fixvenue serve: --metrics-addr: listen tcp " + held},
+		{fmt.Sprintf("[metrics]\naddr = %q\n[admin]\naddr = \"\"\n[marketdata]\nenabled = false\n", held), []string{"--fix-addr", "127.0.0.1:0"},
+			"fixvenue serve: metrics.addr: listen tcp " + held},
+	} {
+		cfg := writeVenueConfig(t, t.TempDir(), "%s", c.toml)
+		code, _, errs := runCLI(t, "", nil, append([]string{"serve", "--config", cfg}, c.flags...)...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, want 1 saying %q\nstderr: %s", c.flags, code, c.want, errs)
+		}
+	}
+}
