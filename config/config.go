@@ -998,17 +998,20 @@ func (c *Config) validateInstruments() []error {
 			errs = append(errs, fmt.Errorf("%s.symbol: %q repeats instrument[%d]", key, in.Symbol, j))
 		}
 		syms[in.Symbol] = i
-		tick, err := decimal.ParseTick(in.TickSize)
-		if err != nil {
+		// A bad tick_size leaves the reference price unread (it is a
+		// number of ticks), not the instrument's other keys: each error is
+		// reported at once.
+		refOK := false
+		if tick, err := decimal.ParseTick(in.TickSize); err != nil {
 			errs = append(errs, fmt.Errorf("%s.tick_size: %w", key, err))
-			continue
+		} else {
+			in.Tick = tick
+			if err := refPriceError(in, tick); err != nil {
+				errs = append(errs, fmt.Errorf("%s.ref_price: %w", key, err))
+			} else {
+				refOK = true
+			}
 		}
-		in.Tick = tick
-		ref, err := decimal.ParseTicks([]byte(in.RefPrice), tick)
-		if err != nil || ref <= 0 {
-			errs = append(errs, fmt.Errorf("%s.ref_price: %q is not a positive multiple of tick_size %s", key, in.RefPrice, in.TickSize))
-		}
-		in.RefPriceTicks = ref
 		if in.VolatilityBandTicks < 0 || in.VolatilityAuction.Duration < 0 {
 			errs = append(errs, fmt.Errorf("%s.volatility_band_ticks and volatility_auction: must not be negative", key))
 		}
@@ -1024,7 +1027,7 @@ func (c *Config) validateInstruments() []error {
 		}
 		if in.BandPercent <= 0 || in.BandPercent >= 100 {
 			errs = append(errs, fmt.Errorf("%s.band_percent: %d is outside (0, 100)", key, in.BandPercent))
-		} else if err == nil && ref > 0 {
+		} else if refOK {
 			errs = append(errs, bandErrors(key, in)...)
 		}
 		if in.Status == 0 {
@@ -1034,17 +1037,36 @@ func (c *Config) validateInstruments() []error {
 	return errs
 }
 
+// refPriceError reads in's ref_price in ticks of tick into
+// in.RefPriceTicks, saying what is wrong with it if anything: too large a
+// price was "not a positive multiple of tick_size", as a price off the
+// tick is.
+func refPriceError(in *Instrument, tick decimal.Tick) error {
+	ref, err := decimal.ParseTicks([]byte(in.RefPrice), tick)
+	switch {
+	case errors.Is(err, decimal.ErrSyntax):
+		return fmt.Errorf("%q is not a decimal number", in.RefPrice)
+	case errors.Is(err, decimal.ErrOffTick):
+		return fmt.Errorf("%q is not a multiple of tick_size %s", in.RefPrice, in.TickSize)
+	case err != nil && !strings.HasPrefix(in.RefPrice, "-"):
+		return fmt.Errorf("%q is too large: more than %d ticks of tick_size %s", in.RefPrice, int64(core.RefPriceTicksMax), in.TickSize)
+	case err != nil || ref <= 0:
+		return fmt.Errorf("%q is not positive", in.RefPrice)
+	case ref > core.RefPriceTicksMax:
+		return fmt.Errorf("%s is %d ticks of tick_size %s, more than %d", in.RefPrice, ref, in.TickSize, int64(core.RefPriceTicksMax))
+	}
+	in.RefPriceTicks = ref
+	return nil
+}
+
 // bandErrors checks what the matcher asks of a configured instrument's
 // price band (core.NewMatcher), naming the key: the matcher's own refusal
 // came after the data directory was made and locked, in its words
 // ("RefPriceTicks", "LevelsPerSideMax", "MaxQty") and with neither the
-// file nor the key. in's tick, reference price and band percent are
-// valid.
+// file nor the key. in's tick, reference price (refPriceError) and band
+// percent are valid.
 func bandErrors(key string, in *Instrument) []error {
 	ref := in.RefPriceTicks
-	if ref > core.RefPriceTicksMax {
-		return []error{fmt.Errorf("%s.ref_price: %s is %d ticks of tick_size %s, more than %d", key, in.RefPrice, ref, in.TickSize, int64(core.RefPriceTicksMax))}
-	}
 	low, high := core.BandTicks(ref, in.BandPercent)
 	// Each tick of the band is a price level of each side of the book,
 	// allocated at start (core/doc.go, "Limits").

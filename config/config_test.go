@@ -131,6 +131,21 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 			"instrument[0].band_percent: 20% around ref_price 1000 spans 4000001 ticks of tick_size 0.0001, more than the 1048576 price levels a side of a book may hold"},
 		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "0.000000001"`, `ref_price = "1"`, `ref_price = "9000000000"`).Replace(instrumentText),
 			"instrument[0].ref_price: 9000000000 is 9000000000000000000 ticks of tick_size 0.000000001, more than 46116860184273879"},
+		// A reference price is named by what is wrong with it: too large
+		// a price was "not a positive multiple of tick_size".
+		{strings.Replace(instrumentText, `ref_price = "1"`, `ref_price = "99999999999999999999"`, 1),
+			`instrument[0].ref_price: "99999999999999999999" is too large: more than 46116860184273879 ticks of tick_size 0.05`},
+		{strings.Replace(instrumentText, `ref_price = "1"`, `ref_price = "1.01"`, 1), `instrument[0].ref_price: "1.01" is not a multiple of tick_size 0.05`},
+		{strings.Replace(instrumentText, `ref_price = "1"`, `ref_price = "-1"`, 1), `instrument[0].ref_price: "-1" is not positive`},
+		{strings.Replace(instrumentText, `ref_price = "1"`, `ref_price = "1,5"`, 1), `instrument[0].ref_price: "1,5" is not a decimal number`},
+		// Each error of an instrument is reported: a bad band_percent hid a
+		// reference price beyond the highest, a bad tick_size the keys that
+		// do not depend on it.
+		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "0.000000001"`, `ref_price = "1"`, `ref_price = "9000000000"`, "band_percent = 5", "band_percent = 0").Replace(instrumentText),
+			"instrument[0].ref_price: 9000000000 is 9000000000000000000 ticks of tick_size 0.000000001, more than 46116860184273879"},
+		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "0"`, "lot_size = 1", "lot_size = 0").Replace(instrumentText), "instrument[0].lot_size: must be positive"},
+		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "x"`, "band_percent = 5", "band_percent = 100").Replace(instrumentText), "instrument[0].band_percent: 100 is outside (0, 100)"},
+		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "-1"`, "max_qty = 2", "max_qty = 0").Replace(instrumentText), "instrument[0].min_qty, max_qty: need 0 < min_qty <= max_qty"},
 		{strings.Replace(instrumentText, "max_qty = 2", "max_qty = 9223372036854775807", 1),
 			"instrument[0].max_qty: 9223372036854775807 at the band's top price (21 ticks of tick_size 0.05) overflows an order's notional (at most 439208192231179800)"},
 		// Bounds of what the configuration sizes, checked before the data
