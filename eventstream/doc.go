@@ -142,9 +142,11 @@
 // reported as a gap.
 //
 // A failure is logged when it first happens and again only when it
-// changes, not at every retry; "event export resumed" is logged once a
-// connection makes progress (an ack, or nothing left to publish), not
-// merely once it connects.
+// changes, not at every retry; so is the catch-up each retry starts again
+// (one that fails in the journal, say), "catching up from the journal"
+// once per failure; "event export resumed" is logged once a connection
+// makes progress (an ack, or nothing left to publish), not merely once it
+// connects.
 //
 // A catch-up starts at the newest snapshot before the stream's last event
 // (or at the journal's first command) and reads the commands the end of day

@@ -160,6 +160,10 @@ type Exporter struct {
 	// makes progress, not merely once it connects (a stream that refuses
 	// every batch would otherwise log two lines at every retry).
 	lastErr string
+	// catchUpLoggedIn is the failure (lastErr) during which a catch-up was
+	// last logged: a catch-up that fails in the journal is started again
+	// at every retry, and is logged once for that failure, not each time.
+	catchUpLoggedIn string
 	// ackEach: every part of the next batch asks for an ack, which it
 	// waits for. Set on a connection after a failure: a part published
 	// without a reply subject that JetStream refuses (its storage full, a
@@ -240,6 +244,10 @@ func (e *Exporter) Run(stop <-chan struct{}) {
 		e.met.errors.Inc()
 		if msg := err.Error(); msg != e.lastErr {
 			e.lastErr = msg
+			if e.m != nil {
+				// It failed catching up, which its log already said.
+				e.catchUpLoggedIn = msg
+			}
 			e.log.Warn("event export paused; the venue trades on and the export resumes from the stream's end", "err", err,
 				"stream", e.cfg.Stream, "lag_commands", e.Lag())
 		}
@@ -313,7 +321,7 @@ func (e *Exporter) connection(stop <-chan struct{}) error {
 		if e.lastErr != "" && (e.acked.EventSeq != from || e.pLen == 0) {
 			// Progress, or nothing left to publish: the failure is over.
 			e.log.Info("event export resumed", "stream", e.cfg.Stream, "from_event_seq", from+1)
-			e.lastErr = ""
+			e.lastErr, e.catchUpLoggedIn = "", ""
 		}
 		if took || acked {
 			continue
@@ -496,7 +504,10 @@ func (e *Exporter) catchUp(last *Event, start bool) error {
 	}
 	e.met.catchUps.Inc()
 	e.met.catchingUp.Set(1)
-	e.log.Info("event export: catching up from the journal", "journal_from_seq", from, "from_event_seq", e.next)
+	if e.lastErr == "" || e.lastErr != e.catchUpLoggedIn {
+		e.log.Info("event export: catching up from the journal", "journal_from_seq", from, "from_event_seq", e.next)
+		e.catchUpLoggedIn = e.lastErr
+	}
 	return nil
 }
 

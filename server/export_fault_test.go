@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/internal/natstest"
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // externalNATS starts a NATS server standing for an external one, learns
@@ -597,4 +600,80 @@ func TestExportCatchUpLogsWhereItStarts(t *testing.T) {
 		}
 	}
 	t.Fatalf("no catch-up log line ending %q:\n%s", want, logs.String())
+}
+
+// TestExportCatchUpFailingInTheJournalLogsOnce: a catch-up that fails in
+// the journal (a damaged record) is started again at every retry; its
+// "catching up from the journal" line is logged once for that failure, as
+// the failure itself is, not at every retry, and the export resumes, saying
+// so once, when the journal reads again (eventstream/doc.go, "Outages and
+// restarts").
+func TestExportCatchUpFailingInTheJournalLogsOnce(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, exportSection+"tap_events = 256\n")
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	sendAndWait(t, s, "before")
+	waitExported(t, s)
+	// The tap drops events while NATS is away: the exporter catches up
+	// from the journal's start (no snapshot), where a byte of the first
+	// command is flipped; the venue replayed the journal already and
+	// appends after it.
+	s.EmbeddedNATS().Stop()
+	loadRun(t, s, "a", 100, nil)
+	for deadline := time.Now().Add(10 * time.Second); metricstest.Value(t, scrape(t, s), "fixvenue_export_tap_dropped_total") == "0"; {
+		if time.Now().After(deadline) {
+			t.Fatal("the tap dropped nothing while NATS was away")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f, err := os.OpenFile(filepath.Join(cfg.Venue.DataDir, "journal", "journal-00000000000000000000.seg"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	flip := func() {
+		t.Helper()
+		b := make([]byte, 1)
+		const at = journal.SegmentHeaderBytes + journal.FrameHeaderBytes + 4
+		if _, err := f.ReadAt(b, at); err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 0xff
+		if _, err := f.WriteAt(b, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flip()
+	if err := s.EmbeddedNATS().Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The damage found, then three retries that meet it again.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(logs.String(), "journal: corrupt"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the export did not fail on the damaged journal:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	errorsNow := func() int {
+		n, _ := strconv.Atoi(metricstest.Value(t, scrape(t, s), "fixvenue_export_errors_total"))
+		return n
+	}
+	for deadline, from := time.Now().Add(20*time.Second), errorsNow(); errorsNow() < from+3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 3 retries in 20 s:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	flip()
+	waitExported(t, s)
+	verifyStream(t, s)
+	text := logs.String()
+	failed := strings.LastIndex(text[:strings.Index(text, "journal: corrupt")], "\n") + 1
+	if n := strings.Count(text[failed:], "catching up from the journal"); n != 0 {
+		t.Errorf("%d catch-up lines after the catch-up's failure was logged, want none:\n%s", n, text)
+	}
+	if n := strings.Count(text[failed:], "event export resumed"); n != 1 {
+		t.Errorf("%d lines saying the export resumed, want 1:\n%s", n, text)
+	}
 }
