@@ -17,7 +17,8 @@
 //   - /latency: order to ExecutionReport and order to feed, p50, p99,
 //     p99.9 and max over the last minute and since start, with a
 //     percentile plot, from the venue's HdrHistograms (package latency);
-//   - /operations: halt or resume an instrument, log out, disable or
+//   - /operations: halt or resume an instrument, or uncross one in a
+//     call now (the admin API's resume, offered as "Uncross"), log out, disable or
 //     enable a session, cancel a session's orders, turn a session's kill
 //     switch on or off (ops, "Risk"; the row shows a switch that is on
 //     and offers Reset then, Kill otherwise; not a drop-copy session's,

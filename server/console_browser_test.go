@@ -263,6 +263,33 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	}
 }
 
+// TestConsoleUncrossesACall: an instrument in a call is offered Uncross
+// on the Operations page, the admin API's resume, which uncrosses a call
+// now; confirmed, the call's crossed orders trade and the instrument
+// opens. It was offered a halt alone, so a volatility auction could not be
+// ended early from the console.
+func TestConsoleUncrossesACall(t *testing.T) {
+	s, base := consoleVenue(t, "[[instrument]]\nid = 3\nsymbol = \"CALL\"\ntick_size = \"0.01\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 100\n"+
+		"ref_price = \"10.00\"\nband_percent = 10\nstatus = \"opening-call\"\n")
+	buy, sell := logon(t, s, "CLIENT1", true), logon(t, s, "CLIENT2", true)
+	sendOrder(t, buy, order{id: "b", sym: "CALL", side: "1", qty: "5", px: "10.00"})
+	sendOrder(t, sell, order{id: "s", sym: "CALL", side: "2", qty: "5", px: "10.00"})
+	expectER(t, buy, map[int]string{11: "b", 150: "0"})
+	expectER(t, sell, map[int]string{11: "s", 150: "0"})
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	uncross := `#ops-instruments tr[data-symbol="CALL"] button[data-action="uncross"]`
+	browsertest.WaitFor(t, ctx, "CALL offers an uncross", fmt.Sprintf(`document.querySelector('%s') !== null`, uncross))
+	browsertest.WaitFor(t, ctx, "the confirmation says it uncrosses now", fmt.Sprintf(`(() => { document.querySelector('%s').click();
+		const t = document.getElementById("confirm-text").textContent; document.getElementById("confirm-no").click();
+		return t.startsWith("Uncross CALL now (ends its OpeningCall"); })()`, uncross))
+	confirmAction(t, ctx, aliceToken, "end the call", uncross)
+	browsertest.WaitFor(t, ctx, "the uncross is done", browsertest.Text("#result")+`.includes("SetTradingStatus: done by alice")`)
+	expectER(t, buy, map[int]string{11: "b", 150: "F", 31: "10.00", 32: "5"})
+	browsertest.WaitFor(t, ctx, "CALL open, offered no uncross", `(() => { const r = document.querySelector('#ops-instruments tr[data-symbol="CALL"]');
+		return r !== null && r.textContent.includes("Open") && r.querySelector('button[data-action="uncross"]') === null; })()`)
+}
+
 // TestConsoleOffersNoKillSwitchOnADropCopySession: a drop-copy session
 // enters no orders and has no kill switch (the API refuses a kill or a
 // reset naming it), so /operations offers its session actions but not
