@@ -22,16 +22,7 @@ import (
 // (README, "Drop copy"): the reports before the snapshot are not on it;
 // `events verify` against its journal says to verify against another node.
 func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) {
-	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nats.Stop()
-	h := writeClusterConfigsWith(t, func(int) string {
-		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL()) +
-			"\n[[session]]\ncomp_id = \"DROP\"\nkind = \"dropcopy\"\ncopy_all = true\n"
-	}, false, "entries_in_memory = 16\n", nil)
-	h.startAll()
+	h, _ := startExportCluster(t, "\n[[session]]\ncomp_id = \"DROP\"\nkind = \"dropcopy\"\ncopy_all = true\n", "entries_in_memory = 16\n")
 	l := h.leader(30 * time.Second)
 	behind := (l + 1) % 3
 	h.kill(behind)
@@ -107,15 +98,7 @@ func TestClusterExportContinuesOnALeaderRestoredFromARaftSnapshot(t *testing.T) 
 // and says OK, where it reported a mismatch at once. Against a node that
 // caught up from a Raft snapshot it says to verify against another node.
 func TestClusterEventsVerifyWaitsForAFollowerBehind(t *testing.T) {
-	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nats.Stop()
-	h := writeClusterConfigsWith(t, func(int) string {
-		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL())
-	}, false, "", nil)
-	h.startAll()
+	h, _ := startExportCluster(t, "", "")
 	l := h.leader(30 * time.Second)
 	f := (l + 1) % 3
 	c := &clusterClient{comp: "CLIENT1"}
@@ -158,15 +141,7 @@ func TestClusterEventsVerifyWaitsForAFollowerBehind(t *testing.T) {
 // the stream lagging meanwhile), and the stream continues: `events verify`
 // against its journal says OK.
 func TestClusterNewLeaderExportCatchesUpFromAFollowerSnapshot(t *testing.T) {
-	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nats.Stop()
-	h := writeClusterConfigsWith(t, func(int) string {
-		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL())
-	}, false, "", nil)
-	h.startAll()
+	h, _ := startExportCluster(t, "", "")
 	l := h.leader(30 * time.Second)
 	c := &clusterClient{comp: "CLIENT1"}
 	cl, err := c.connect(h.fix[:], 10*time.Second)
@@ -204,4 +179,21 @@ func TestClusterNewLeaderExportCatchesUpFromAFollowerSnapshot(t *testing.T) {
 		t.Fatalf("events verify against node %d's journal: %v\n%s\nits log:\n%s", next+1, err, out, lastLines(h.procs[next].logs(), 20))
 	}
 	t.Logf("node %d's export caught up from journal seq %s; events verify: %s", next+1, from, strings.TrimSpace(string(out)))
+}
+
+// startExportCluster starts an embedded NATS server, stopped at the test's
+// end, and three nodes exporting to it, with extra added to each node's
+// configuration and raft to its [cluster] table.
+func startExportCluster(t *testing.T, extra, raft string) (*clusterHarness, *eventstream.Embedded) {
+	t.Helper()
+	nats, err := eventstream.StartEmbedded("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nats.Stop)
+	h := writeClusterConfigsWith(t, func(int) string {
+		return fmt.Sprintf("\n[export]\nenabled = true\nnats_url = %q\n", nats.URL()) + extra
+	}, false, raft, nil)
+	h.startAll()
+	return h, nats
 }
