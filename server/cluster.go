@@ -1002,6 +1002,18 @@ func (c *ClusterNode) Server() *Server {
 	return c.srv
 }
 
+// serving reports whether this node's venue takes orders: it leads, and
+// was not deposed (a deposed node keeps its venue, which takes nothing,
+// until its process restarts: PrepareRestart).
+func (c *ClusterNode) serving() bool {
+	select {
+	case <-c.deposed:
+		return false
+	default:
+		return c.Server() != nil
+	}
+}
+
 // ClusterStatus is what /cluster/status answers.
 type ClusterStatus struct {
 	cluster.NodeStatus
@@ -1050,7 +1062,7 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		out := ClusterStatus{NodeStatus: st, Serving: c.Server() != nil, FIXAddr: c.cfg.FIX.Addr}
+		out := ClusterStatus{NodeStatus: st, Serving: c.serving(), FIXAddr: c.cfg.FIX.Addr}
 		if !c.leading.Load() {
 			// The hash is read on the runner goroutine, which owns it while following.
 			_ = c.runner.Do(func(*cluster.Node) {
@@ -1176,7 +1188,7 @@ func (c *ClusterNode) registerMetrics() {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_serving",
 			Help: "1 while this node leads and its venue takes orders (/cluster/status \"serving\"), else 0."},
 			func() float64 {
-				if c.Server() != nil {
+				if c.serving() {
 					return 1
 				}
 				return 0

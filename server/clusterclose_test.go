@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,6 +288,19 @@ func TestClusterNodeElectedAgainServesNothing(t *testing.T) {
 	case <-nodes[first].Deposed():
 	case <-time.After(10 * time.Second):
 		t.Fatalf("node %d was not deposed by the transfer", first+1)
+	}
+	// Deposed, its venue (kept until its process restarts) takes nothing:
+	// its status says it does not serve, where it said it did, beside the
+	// new leader, until the restart.
+	resp, err := http.Get("http://" + nodes[first].StatusAddr() + "/cluster/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st ClusterStatus
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil || st.Serving {
+		t.Fatalf("node %d, deposed, says serving=%v (%v)", first+1, st.Serving, err)
 	}
 	// Back to the deposed node, whose process has not restarted.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
