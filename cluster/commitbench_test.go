@@ -46,7 +46,7 @@ func BenchmarkCommitLatency(b *testing.B) {
 		b.Run("rate="+strconv.Itoa(rate), func(b *testing.B) {
 			nodes := startTCPClusterTick(b, 0xBE7C, DefaultTickInterval) // the venue's 50 ms tick
 			l, next := waitLeader(b, nodes)
-			three := NewJournal(l.runner, l.node, next)
+			three := NewJournal(l.runner, l.node, next, nil)
 			one, err := journal.Open(filepath.Join(b.TempDir(), "single"), journal.Config{})
 			if err != nil {
 				b.Fatal(err)

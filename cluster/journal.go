@@ -36,9 +36,16 @@ type Journal struct {
 
 // NewJournal returns the journal of a serving leader, whose pipeline
 // numbers commands from next (the node's ProposeNext when it started
-// serving).
-func NewJournal(r *Runner, n *Node, next uint64) *Journal {
-	return &Journal{runner: r, node: n, durable: ring.NewSequence(int64(next) - 1), last: int64(next) - 1, nextSeq: next}
+// serving). durable, when set, is the sequence it advances as its
+// DurableSequence (one a snapshotter made while following waits on);
+// nil: one of its own.
+func NewJournal(r *Runner, n *Node, next uint64, durable *ring.Sequence) *Journal {
+	if durable == nil {
+		durable = ring.NewSequence(int64(next) - 1)
+	} else {
+		durable.Store(int64(next) - 1)
+	}
+	return &Journal{runner: r, node: n, durable: durable, last: int64(next) - 1, nextSeq: next}
 }
 
 // Append adds one command to the batch; seq must follow the previous one.

@@ -819,16 +819,12 @@ func (c *ClusterNode) serve(next uint64) {
 	}
 	opts := c.opts
 	c.serveFeed() // the leader's feed serves recovery on the same listener
-	j := cluster.NewJournal(c.runner, c.node, next)
-	j.OnCommit = func(_ int, took time.Duration) {
-		c.commitSeconds.Observe(took.Seconds())
-		if c.snapDurable != nil {
-			// The venue's snapshots wait for its own commands to commit
-			// (Journal.DurableSequence), never for the node's committed
-			// seq, which a deposed leader sees pass its lost commands' seqs.
-			c.snapDurable.Store(j.DurableSequence().Load())
-		}
-	}
+	// The venue's snapshots wait for its own commands to commit: the
+	// journal advances the snapshotter's durable sequence (never the
+	// node's committed seq, which a deposed leader sees pass its lost
+	// commands' seqs).
+	j := cluster.NewJournal(c.runner, c.node, next, c.snapDurable)
+	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
 	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash, Snaps: c.snaps,
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
