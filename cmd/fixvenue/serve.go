@@ -74,18 +74,29 @@ func cmdServe(args []string) int {
 		cfg.MarketData.RecoveryAddr = *mdRecovery
 	}
 	// The flags' addresses are checked as the configuration's are, before
-	// the data directory is touched.
-	for _, f := range []struct{ flag, addr string }{{"--fix-addr", *fixAddr}, {"--metrics-addr", cfg.Metrics.Addr},
-		{"--md-addr", *mdAddr}, {"--md-recovery-addr", *mdRecovery}} {
-		if f.addr != "" {
-			check := config.CheckAddr
-			if f.flag == "--md-addr" {
-				check = config.CheckFeedAddr
-			}
-			if err := check(f.flag, f.addr); err != nil {
-				fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
-				return 2
-			}
+	// the data directory is touched (the admin API's by its Validate,
+	// above). A listener the server then cannot bind is named by its key
+	// (fix.addr: …); an address a flag gave is named by the flag (flagOf),
+	// which is where the operator looks, not in a file that may not hold
+	// the key at all.
+	flagOf := map[string]string{}
+	for _, f := range []struct{ key, flag, addr string }{{"fix.addr", "--fix-addr", *fixAddr},
+		{"metrics.addr", "--metrics-addr", *metricsAddr}, {"admin.addr", "--admin-addr", *adminAddr},
+		{"marketdata.feed_addr", "--md-addr", *mdAddr}, {"marketdata.recovery_addr", "--md-recovery-addr", *mdRecovery}} {
+		if f.addr == "" || f.addr == "off" {
+			continue
+		}
+		flagOf[f.key] = f.flag
+		check := config.CheckAddr
+		switch f.flag {
+		case "--admin-addr":
+			continue
+		case "--md-addr":
+			check = config.CheckFeedAddr
+		}
+		if err := check(f.flag, f.addr); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: %v\n", err)
+			return 2
 		}
 	}
 	if err := cfg.Metrics.CheckTestHooks(); err != nil {
@@ -112,17 +123,6 @@ func cmdServe(args []string) int {
 		return 2
 	}
 	defer stopProfiles()
-	// A listener the server cannot bind is named by its key (fix.addr: …);
-	// an address a flag gave is named by the flag, which is where the
-	// operator looks, not in a file that may not hold the key at all.
-	flagOf := map[string]string{}
-	for _, f := range []struct{ key, flag, addr string }{{"fix.addr", "--fix-addr", *fixAddr},
-		{"metrics.addr", "--metrics-addr", *metricsAddr}, {"admin.addr", "--admin-addr", *adminAddr},
-		{"marketdata.feed_addr", "--md-addr", *mdAddr}, {"marketdata.recovery_addr", "--md-recovery-addr", *mdRecovery}} {
-		if f.addr != "" && f.addr != "off" {
-			flagOf[f.key] = f.flag
-		}
-	}
 	if cfg.Cluster.Enabled() {
 		if *fixAddr != "" {
 			// Clients are sent to the peers' fix_addr, so a node listens
