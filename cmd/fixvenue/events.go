@@ -502,17 +502,11 @@ func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string, 
 		// events; one still behind then is compared as it is (a mismatch).
 		fmt.Fprintf(progress, "fixvenue events verify: the journal is %d events behind the stream (a cluster node catching up?): "+
 			"replaying it again for up to %v until it reaches event %d\n", v.stream.Events-v.journal.Events, verifyCatchUpWait, v.stream.Events)
-		for deadline := time.Now().Add(verifyCatchUpWait); v.stream.Events > v.journal.Events && time.Now().Before(deadline); {
-			select {
-			case <-ctx.Done():
-				v.err = ctx.Err()
-				return v
-			case <-time.After(verifyReplayPoll):
-			}
-			if v.journal, v.prefix, v.err = eventstream.SummarizeJournal(dir, server.MatcherConfig(cfg), v.stream.Events); v.err != nil {
-				return v
-			}
-		}
+		v.err = pollFor(ctx, verifyCatchUpWait, verifyReplayPoll, func() (bool, error) {
+			var err error
+			v.journal, v.prefix, err = eventstream.SummarizeJournal(dir, server.MatcherConfig(cfg), v.stream.Events)
+			return v.stream.Events <= v.journal.Events, err
+		})
 	}
 	if v.err != nil || v.stream.Events >= v.journal.Events || (v.stream.Events > 0 && v.stream.Hash != v.prefix) {
 		return v
@@ -525,24 +519,32 @@ func summarize(ctx context.Context, cfg *config.Config, natsURL, stream string, 
 	// behind then is behind (a mismatch).
 	fmt.Fprintf(progress, "fixvenue events verify: the stream is %d events behind the journal (a running venue?): "+
 		"waiting up to %v for the export to reach event %d\n", v.journal.Events-v.stream.Events, verifyCatchUpWait, v.journal.Events)
-	for deadline := time.Now().Add(verifyCatchUpWait); time.Now().Before(deadline); {
+	v.err = pollFor(ctx, verifyCatchUpWait, verifyCatchUpPoll, func() (bool, error) {
+		s, err := eventstream.SummarizeStream(ctx, js, stream, v.journal.Events)
+		if err == nil && s.Events == v.journal.Events {
+			v.stream = s
+			return true, nil
+		}
+		return false, err
+	})
+	return v
+}
+
+// pollFor runs step every poll until it is done or fails, for at most
+// wait; a context ended meanwhile is its error, a wait that passed is
+// none (the caller compares what step left).
+func pollFor(ctx context.Context, wait, poll time.Duration, step func() (done bool, err error)) error {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
-			v.err = ctx.Err()
-			return v
-		case <-time.After(verifyCatchUpPoll):
+			return ctx.Err()
+		case <-time.After(poll):
 		}
-		s, err := eventstream.SummarizeStream(ctx, js, stream, v.journal.Events)
-		if err != nil {
-			v.err = err
-			return v
-		}
-		if s.Events == v.journal.Events {
-			v.stream = s
-			return v
+		if done, err := step(); done || err != nil {
+			return err
 		}
 	}
-	return v
+	return nil
 }
 
 // verifyCatchUpWait bounds how long `events verify` waits for a stream
