@@ -1206,6 +1206,10 @@ func (c *ClusterNode) registerMetrics() {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_messages_dropped_total", Help: "Raft messages dropped at a full queue."},
 			func() float64 { return float64(ts.DroppedOut.Load() + ts.DroppedIn.Load()) }),
 	)
+	// A follower has no venue metrics: its failing journal snapshots
+	// showed in its log alone. One snapshotter as follower and as leader
+	// (Replica.Snaps), so the figures go on across a promotion.
+	c.reg.MustRegister(snapshotMetrics("fixvenue_cluster_", " by this node, as follower and as leader", func() *journal.Snapshotter { return c.snaps })...)
 }
 
 // promotionWait bounds how long Close waits for a promotion in progress

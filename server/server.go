@@ -399,12 +399,27 @@ type sideState struct {
 	restore func(io.Reader) error
 }
 
-// snapStat reads one of the journal snapshotter's counters (0 without one).
-func (s *Server) snapStat(f func(*journal.SnapshotterStats) int64) float64 {
-	if s.snaps == nil {
-		return 0
+// snapshotMetrics are the figures of the journal snapshotter snaps
+// returns (nil: none, journal.snapshot_interval unset), named with prefix,
+// whose ending each help's first sentence ("" for the venue's).
+func snapshotMetrics(prefix, whose string, snaps func() *journal.Snapshotter) []prometheus.Collector {
+	stat := func(f func(*journal.SnapshotterStats) int64, none int64) func() float64 {
+		return func() float64 {
+			sn := snaps()
+			if sn == nil {
+				return float64(none)
+			}
+			return float64(f(sn.Stats()))
+		}
 	}
-	return float64(f(s.snaps.Stats()))
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: prefix + "snapshots_total", Help: "Journal snapshots published since start" + whose + "."},
+			stat(func(st *journal.SnapshotterStats) int64 { return st.Taken.Load() }, 0)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: prefix + "snapshot_failures_total", Help: "Journal snapshots that failed (capture, write or durability wait) since start" + whose + "; see the log for why."},
+			stat(func(st *journal.SnapshotterStats) int64 { return st.Failed.Load() }, 0)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: prefix + "snapshot_last_seq", Help: "Command seq of the last journal snapshot published since start" + whose + " (-1: none)."},
+			stat(func(st *journal.SnapshotterStats) int64 { return st.LastSeq.Load() }, -1)),
+	}
 }
 
 // sideStates are the states this venue keeps beside its snapshots.
@@ -1299,20 +1314,8 @@ func (s *Server) registerCoreMetrics() {
 			func() float64 { return float64(p.EventsPublished()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_fix_store_fsyncs_total", Help: "FIX session store files fdatasynced (once per journal.fix_store_sync for each store written)."},
 			func() float64 { return float64(s.stores.Syncs()) }),
-		// Snapshots only shorten a start, so a failing one stops nothing:
-		// these are how it is noticed (docs/ARCHITECTURE.md, "The path of an order", Snapshots).
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_snapshots_total", Help: "Journal snapshots published since start."},
-			func() float64 { return s.snapStat(func(st *journal.SnapshotterStats) int64 { return st.Taken.Load() }) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_snapshot_failures_total", Help: "Journal snapshots that failed (capture, write or durability wait) since start; see the log for why."},
-			func() float64 {
-				return s.snapStat(func(st *journal.SnapshotterStats) int64 { return st.Failed.Load() })
-			}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_snapshot_last_seq", Help: "Command seq of the last journal snapshot published since start (-1: none)."},
-			func() float64 {
-				if s.snaps == nil {
-					return -1
-				}
-				return float64(s.snaps.Stats().LastSeq.Load())
-			}),
 	)
+	// Snapshots only shorten a start, so a failing one stops nothing:
+	// these are how it is noticed (docs/ARCHITECTURE.md, "The path of an order", Snapshots).
+	s.registry.MustRegister(snapshotMetrics("fixvenue_", "", func() *journal.Snapshotter { return s.snaps })...)
 }

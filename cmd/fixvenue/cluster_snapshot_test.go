@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/admintest"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -175,6 +176,9 @@ func TestClusterFollowersWriteJournalSnapshots(t *testing.T) {
 	c.Close()
 	h.quiesce(20 * time.Second)
 	first := sameJournalSnapshot(t, h, []int{l, (l + 1) % 3, (l + 2) % 3}, 0)
+	for _, f := range []int{(l + 1) % 3, (l + 2) % 3} {
+		followerSnapshotMetrics(t, h, f, first)
+	}
 	h.kill(l)
 	next := h.leader(30 * time.Second)
 	c, err = h.clients[1].connect([]string{h.fix[next]}, 20*time.Second)
@@ -184,6 +188,23 @@ func TestClusterFollowersWriteJournalSnapshots(t *testing.T) {
 	restDayBuy(t, c, "after-kill")
 	c.Close()
 	sameJournalSnapshot(t, h, []int{next, 3 - l - next}, first+1)
+}
+
+// followerSnapshotMetrics checks that node i's status /metrics counts the
+// journal snapshots it wrote as a follower, seq the last or before it
+// (one written since is counted too), and no failure.
+func followerSnapshotMetrics(t *testing.T, h *clusterHarness, i int, seq uint64) {
+	t.Helper()
+	m := metricstest.Scrape(t, h.status[i])
+	if got := metricstest.Float(t, m, "fixvenue_cluster_snapshots_total"); got < 1 {
+		t.Errorf("node %d: fixvenue_cluster_snapshots_total %v, want at least 1", i+1, got)
+	}
+	if got := metricstest.Float(t, m, "fixvenue_cluster_snapshot_last_seq"); got < float64(seq) {
+		t.Errorf("node %d: fixvenue_cluster_snapshot_last_seq %v, want at least %d", i+1, got, seq)
+	}
+	if got := metricstest.Float(t, m, "fixvenue_cluster_snapshot_failures_total"); got != 0 {
+		t.Errorf("node %d: fixvenue_cluster_snapshot_failures_total %v, want 0", i+1, got)
+	}
 }
 
 // sameJournalSnapshot waits up to 10 s for a journal snapshot at or after
