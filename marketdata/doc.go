@@ -131,6 +131,24 @@
 // ends its command only when the next published event is of a later one: a
 // command taken in parts may complete before the feed asks.
 //
+// # The trading day
+//
+// An instrument's volume (in each Trade, in snapshots, in the saved state
+// and in the DepthCache's copy) is the quantity traded since the last end
+// of day, as the console's and the admin API's day's volume is. An
+// OperatorResult of an EndOfDay done, the last event of its command (the
+// expiries come before it, as OrderDeleted), sets every instrument's
+// volume to 0 and publishes, for each, an InstrumentStatus of its status
+// unchanged with reason EndOfDay, so that a client running across the end
+// of day learns of it at that point of the sequence, as one that joins
+// later by snapshot sees a volume of 0 (feedclient sets Book.Volume to 0).
+// The reset is derived from the journaled event, like everything else on
+// the feed, so a replay and a cluster's standby feed give the same bytes.
+// The last trade's price and quantity are not reset: they stay the
+// instrument's last trade, of whatever day (the previous close, until it
+// trades again), the feed's one reference for a client that joins before
+// the next trade.
+//
 // # Adding an instrument
 //
 // An InstrumentAdded event (the engine listed an instrument while the venue
@@ -150,7 +168,7 @@
 // The feed's sequence continues across a restart of the venue; it is never
 // reset. At start-up the venue replays its journal into the matcher and
 // hands every event to the feed (Feed.Replay): the tracker rebuilds the
-// books, the per-instrument rptSeq, last trade and volume, and the builder
+// books, the per-instrument rptSeq, last trade and day's volume, and the builder
 // numbers the messages exactly as it did the first time, since the same
 // events give the same messages. The replayed packets go into the
 // retransmission window but not onto the network (a receiver that was

@@ -201,6 +201,7 @@ type Tracker struct {
 	status    venue.TradingStatusChanged
 	triggered venue.OrderTriggered
 	refilled  venue.OrderRefilled
+	opResult  venue.OperatorResult
 	auctions  auctionDecoders // auction.go
 
 	mAdded    mdsbe.OrderAdded
@@ -278,6 +279,8 @@ func (t *Tracker) Apply(ev []byte) error {
 		err = t.applyInstrumentAdded(ev)
 	case venue.AuctionIndicativeTemplateID, venue.AuctionUncrossedTemplateID, venue.VolatilityInterruptionTemplateID:
 		err = t.applyAuction(tid, ev)
+	case venue.OperatorResultTemplateID:
+		err = t.applyOperatorResult(ev)
 	default:
 		err = t.applyOther(tid, ev)
 	}
@@ -712,6 +715,35 @@ func (t *Tracker) applyStatus(ev []byte) error {
 		return err
 	}
 	return t.setStatus(in, st)
+}
+
+// applyOperatorResult starts a new trading day at an end of day done:
+// every instrument's volume is the day's (package documentation, "The
+// trading day"), so it restarts at 0, and an InstrumentStatus with reason
+// EndOfDay, its status unchanged, tells a running client so, as a snapshot
+// taken after it would. Other operator results change nothing the feed
+// shows: their status changes and cancels are events of their own.
+func (t *Tracker) applyOperatorResult(ev []byte) error {
+	m := &t.opResult
+	if err := m.WrapDecode(ev, 0); err != nil {
+		return err
+	}
+	if m.Action() != venue.OperatorActionTypeEndOfDay || m.Reason() != venue.RejectReasonNone {
+		t.eventsIgnored++
+		return nil
+	}
+	if err := t.beginEvent(m.CauseSeq(), m.TimestampNs()); err != nil {
+		return err
+	}
+	for i := range t.insts {
+		in := &t.insts[i]
+		in.volume = 0
+		in.statusReason = mdsbe.StatusReasonEndOfDay
+		if err := t.emitStatus(in); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t *Tracker) setStatus(in *instrument, st mdsbe.TradingStatus) error {

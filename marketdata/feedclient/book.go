@@ -38,11 +38,14 @@ type Book struct {
 	Defined      bool // an InstrumentDefinition was received
 
 	Status       mdsbe.TradingStatus
-	StatusReason mdsbe.StatusReason // why the last status change happened, when the venue said (None after a snapshot, which does not)
+	StatusReason mdsbe.StatusReason // why the last InstrumentStatus came, when the venue said (None after a snapshot, which does not): EndOfDay for the day's end, which leaves the status as it was
 	// Auction is the last AuctionUpdate: during a call the indicative
 	// uncross, after it the uncross itself (Kind tells which).
-	Auction             Auction
-	RptSeq              uint64
+	Auction Auction
+	RptSeq  uint64
+	// LastTradePriceTicks and LastTradeQty are the instrument's last
+	// trade, of this day or an earlier one; Volume is the quantity traded
+	// since the last end of day.
 	LastTradePriceTicks int64
 	LastTradeQty        int64
 	Volume              int64

@@ -574,6 +574,9 @@ func (c *Client) applyMessage(seq uint64, msg []byte) error {
 			return err
 		}
 		b.Status, b.StatusReason = m.Status(), m.Reason()
+		if m.Reason() == mdsbe.StatusReasonEndOfDay {
+			b.Volume = 0 // the volume is the day's: a new day starts
+		}
 	case mdsbe.InstrumentDefinitionTemplateID:
 		// An instrument listed while the venue runs: its definition comes
 		// in the sequenced stream, its InstrumentStatus (rptSeq 1) next.

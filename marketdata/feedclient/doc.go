@@ -3,8 +3,8 @@
 //
 // A Client reads UDP datagrams (unicast or a multicast group), applies the
 // sequenced messages in order and keeps, per instrument, the book by price
-// level (best first, with order counts), the last trade, the volume and the
-// trading status. Market-by-order messages are checked (their rptSeq) and
+// level (best first, with order counts), the last trade, the day's volume
+// (0 again at an InstrumentStatus of reason EndOfDay) and the trading status. Market-by-order messages are checked (their rptSeq) and
 // handed to OnMessage for programs that keep their own order books.
 //
 // Joining: the client asks the TCP recovery service for a snapshot, which

@@ -713,6 +713,7 @@ type StatusReason uint8
 const (
 	StatusReasonNone                   StatusReason = 0
 	StatusReasonVolatilityInterruption StatusReason = 1
+	StatusReasonEndOfDay               StatusReason = 2
 )
 
 // String returns the schema name of v, or StatusReason(n) for a value the schema does not define.
@@ -722,6 +723,8 @@ func (v StatusReason) String() string {
 		return "None"
 	case StatusReasonVolatilityInterruption:
 		return "VolatilityInterruption"
+	case StatusReasonEndOfDay:
+		return "EndOfDay"
 	}
 	return "StatusReason(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -729,7 +732,7 @@ func (v StatusReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v StatusReason) Valid() bool {
 	switch v {
-	case StatusReasonNone, StatusReasonVolatilityInterruption:
+	case StatusReasonNone, StatusReasonVolatilityInterruption, StatusReasonEndOfDay:
 		return true
 	}
 	return false
@@ -2638,7 +2641,7 @@ func (m Trade) SetSellOrderID(v uint64) {
 
 // Volume reads field "volume" (id 11) at offset 56 (int64).
 //
-// quantity traded in the instrument since the feed started, this trade included.
+// quantity traded in the instrument since the last end of day, this trade included.
 func (m Trade) Volume() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[64:72]))
@@ -2719,7 +2722,7 @@ const (
 
 // InstrumentStatus is a flyweight over message "InstrumentStatus" (template 9).
 //
-// The instrument opened, halted, closed, or entered a call or a volatility auction.
+// The instrument opened, halted, closed, or entered a call or a volatility auction; or, with reason EndOfDay, its status unchanged, the trading day ended (one per instrument): its volume is 0 again.
 //
 // Its accessors index the header and block that Wrap checked, without a
 // test; on the zero value, or after a failed Wrap, they panic.
@@ -3593,6 +3596,8 @@ func (m SnapshotEntries) SetRptSeq(v uint64) {
 }
 
 // LastTradePriceTicks reads field "lastTradePriceTicks" (id 6) at offset 16 (int64).
+//
+// the instrument's last trade, of this day or an earlier one (the previous close until it trades again).
 func (m SnapshotEntries) LastTradePriceTicks() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[24:32]))
@@ -3619,6 +3624,8 @@ func (m SnapshotEntries) SetLastTradeQty(v int64) {
 }
 
 // Volume reads field "volume" (id 8) at offset 32 (int64).
+//
+// quantity traded since the last end of day.
 func (m SnapshotEntries) Volume() int64 {
 	b := m.buf
 	return int64(binary.LittleEndian.Uint64(b[40:48]))
