@@ -43,8 +43,9 @@ func feedDays(t *testing.T, client *feedclient.Client) map[string]feedDay {
 }
 
 // TestFeedVolumeIsTheDays runs a venue over several trading days, through
-// its end of day (POST /v1/eod), restarts with SIGTERM and kill -9 (one at
-// once after an end of day), and a start that replays the whole journal.
+// its end of day (POST /v1/eod, twice in a row once), restarts with SIGTERM
+// and kill -9 (each at once after an end of day too), and a start that
+// replays the whole journal.
 // The feed's volume is the day's, as the admin API's is: a client running
 // across an end of day sees it go back to 0 (an InstrumentStatus of reason
 // EndOfDay), one that joins by snapshot after it sees 0, and both see the
@@ -133,17 +134,25 @@ range = [1, 2]
 	v = startVenue(t, cfg)
 	check(v, "day 2, after SIGTERM", day)
 
-	eod(v)
-	v.kill() // at once after the end of day's answer
-	v = startVenue(t, cfg)
-	day = map[string]int64{}
-	check(v, "after an end of day, then kill -9", day)
-	resting = tradeAFew(t, v.fixAddr, rng, resting, &nextID, day, 2)
-	check(v, "day 3", day)
+	// An end of day, then at once a stop: SIGTERM, and on the next day
+	// kill -9.
+	for i, how := range []string{"SIGTERM", "kill -9"} {
+		eod(v)
+		if how == "SIGTERM" {
+			v.stop(t)
+		} else {
+			v.kill()
+		}
+		v = startVenue(t, cfg)
+		day = map[string]int64{}
+		check(v, "after an end of day, then "+how, day)
+		resting = tradeAFew(t, v.fixAddr, rng, resting, &nextID, day, 2+i)
+		check(v, fmt.Sprintf("day %d", 3+i), day)
+	}
 	v.stop(t)
 
 	// Without the feed's saved state every snapshot is passed over: the
-	// start replays the whole journal, its three ends of day included, and
+	// start replays the whole journal, its four ends of day included, and
 	// numbers the feed as before.
 	if err := os.RemoveAll(filepath.Join(dir, "data", "mdstate")); err != nil {
 		t.Fatal(err)
@@ -152,7 +161,7 @@ range = [1, 2]
 	if v.loadedSnapshot() {
 		t.Fatalf("a snapshot was loaded: the test replays the whole journal\n%s", v.logs())
 	}
-	check(v, "day 3, the whole journal replayed", day)
+	check(v, "day 4, the whole journal replayed", day)
 	var stats feedclient.Stats
 	if err := client.Inspect(context.Background(), func(c *feedclient.Client) { stats = c.Stats() }); err != nil {
 		t.Fatal(err)
