@@ -5,19 +5,23 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	mdsbe "github.com/fixvenue/fixvenue/sbe/marketdata"
 )
 
 // TestClusterMarketDataAcrossFailover runs three nodes with market data on:
 // only the leader publishes, to the one feed address. A feed client runs
-// across a kill -9 of the leader while the sessions trade; its recovery
+// across a kill -9 of the leader while the sessions trade, and of the next
+// leader after an end of day; its recovery
 // service is reached through a proxy that connects to whichever node
 // serves (as a client would try the next address). The new leader's feed
 // continues the sequence its standby feed derived from the committed log,
@@ -58,6 +62,33 @@ func TestClusterMarketDataAcrossFailover(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	h.endRound(wait)
 	h.quiesce(30 * time.Second)
+
+	// An end of day on the new leader sets every volume on the feed to 0,
+	// with an InstrumentStatus of reason EndOfDay per instrument, which the
+	// followers' standby feeds derive alike: after a kill -9 of this leader
+	// too, the client goes on without a snapshot.
+	if a := admintest.Call(t, http.MethodPost, "http://"+h.adminAddr(nl)+"/v1/eod", clusterToken, `{"reason":"test"}`); a.Status != http.StatusOK {
+		t.Fatalf("POST /v1/eod: HTTP %d %s", a.Status, a.Body)
+	}
+	eventually(t, "the end of day on the feed", func() error {
+		var notYet error
+		if err := client.Inspect(context.Background(), func(c *feedclient.Client) {
+			c.Books(func(b *feedclient.Book) {
+				if b.Volume != 0 || b.StatusReason != mdsbe.StatusReasonEndOfDay {
+					notYet = fmt.Errorf("%s: volume %d, status reason %v", b.Symbol, b.Volume, b.StatusReason)
+				}
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return notYet
+	})
+	eodLeader := nl
+	h.kill(eodLeader)
+	if nl = h.leader(30 * time.Second); nl == eodLeader {
+		t.Fatalf("node %d still leads after kill -9", nl+1)
+	}
+	time.Sleep(time.Second) // the new leader's heartbeats announce its next sequence
 
 	// The feed's heartbeats carry the next sequence: wait until the client
 	// has everything, then stop the nodes and replay a journal.
