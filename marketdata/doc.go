@@ -140,8 +140,9 @@
 // expiries come before it, as OrderDeleted), sets every instrument's
 // volume to 0 and publishes, for each, an InstrumentStatus of its status
 // unchanged with reason EndOfDay, so that a client running across the end
-// of day learns of it at that point of the sequence, as one that joins
-// later by snapshot sees a volume of 0 (feedclient sets Book.Volume to 0).
+// of day learns of it at that point of the sequence and shows what one
+// joining by snapshot then is given, a volume of 0 (feedclient sets
+// Book.Volume to 0).
 // The reset is derived from the journaled event, like everything else on
 // the feed, so a replay and a cluster's standby feed give the same bytes.
 // The last trade's price and quantity are not reset: they stay the
