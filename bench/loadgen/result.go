@@ -106,7 +106,13 @@ func (r *runner) result() *Result {
 	}
 	res.latency = lat
 	res.Latency, res.CancelLatency, res.SendLag = hdrplot.Summarize(lat), hdrplot.Summarize(cxl), hdrplot.Summarize(lag)
-	if window := float64(lastSendNs-r.warmupEndNs) / 1e9; window > 0 {
+	// The achieved rate is measured as the offered one is: each order holds
+	// one interval of the schedule, so the window runs from the first
+	// measured order's due time to the write of the last plus its interval,
+	// and N orders sent on time read as the offered rate. Ending at the last
+	// write alone spans N-1 intervals, and read N/(N-1) times the offered
+	// rate (10 orders at 10/s: 11/s achieved).
+	if window := float64(lastSendNs-r.plan.dueNs(r.plan.warmupOrders)+int64(r.plan.intervalNs)) / 1e9; ordersMeasured > 0 && window > 0 {
 		res.SendRate = float64(ordersMeasured) / window
 		res.MessageRate = res.SendRate * float64(res.OrdersSent+res.CancelsSent) / float64(max(res.OrdersSent, 1))
 	}
