@@ -50,7 +50,7 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 	if err := rc.Validate(); err != nil {
 		return nil, err
 	}
-	rates, _ := rc.rates()
+	rates, _ := rc.Rates()
 	out := &RampResult{P99MaxUs: rc.P99MaxUs}
 	for i, rate := range rates {
 		if ctx.Err() != nil {
@@ -98,7 +98,7 @@ func Ramp(ctx context.Context, rc RampConfig, onStep func(RampStep)) (*RampResul
 // runs: Ramp found a step beyond a bound only when it came to it, after
 // the steps below it had loaded the venue.
 func (rc *RampConfig) Validate() error {
-	rates, err := rc.rates()
+	rates, err := rc.Rates()
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,9 @@ func (rc *RampConfig) Validate() error {
 	return nil
 }
 
-func (rc *RampConfig) rates() ([]float64, error) {
+// Rates are the offered rates of the ramp's steps, lowest first: a ramp
+// stopped by a failing step runs only those up to it.
+func (rc *RampConfig) Rates() ([]float64, error) {
 	start := rc.Base.RatePerSecond
 	// Negated so that a NaN fails it (Config.Validate): a NaN start, step or
 	// maximum made no step, and the ramp reported 0 orders/s held.

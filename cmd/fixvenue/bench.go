@@ -96,6 +96,11 @@ func cmdBenchPipeline(args []string) int {
 		engine.LockOSThread = lockOS
 	}
 	*lockOS = engine.MatcherThread(config.UsableCPUs()).Locked // the venue's rule
+	// Written at the end of the run: a path that cannot be written is said
+	// before it, not after the figures are measured.
+	if err := checkOutputs(outputFile{"hgrm", *hgrm}, outputFile{"svg", *svg}); err != nil {
+		return benchFail(err)
+	}
 	stopProfiles, err := startProfiles("fixvenue bench pipeline", *cpuProfile, *traceFile)
 	if err != nil {
 		return 2

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -89,5 +90,19 @@ func TestBenchEchoJournal(t *testing.T) {
 	}
 	if recs != res.Orders+res.Cancels {
 		t.Fatalf("the journal holds %d records, want %d orders + cancels", recs, res.Orders+res.Cancels)
+	}
+}
+
+// TestBenchPipelineOutputFilesCheckedBeforeTheRun: an --hgrm or --svg path
+// that cannot be written is refused before the run, naming the flag (exit
+// 2), where it was found after the run's figures were measured.
+func TestBenchPipelineOutputFilesCheckedBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-dir", "p.svg")
+	code, out, errs := runCLI(t, "", nil, "bench", "pipeline", "--rate", "1000", "--duration", "2s", "--warmup", "0s", "--quiet",
+		"--hgrm", filepath.Join(dir, "p.hgrm"), "--svg", missing)
+	if code != 2 || out != "" || !strings.Contains(errs, "--svg "+missing+" cannot be written: no such file or directory") {
+		t.Fatalf("bench pipeline with an --svg it cannot write: exit %d, want 2 before the run\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }

@@ -21,7 +21,9 @@
 // option or argument, before anything is sent or dialled: an option or
 // argument missing or one no run can take (an admin option the command
 // needs, a load rate out of bounds), a configuration or a file it names
-// (a CA, a NATS credentials file) that cannot be read; 1 a failure at run
+// (a CA, a NATS credentials file) that cannot be read, or one a load or
+// bench pipeline would write at its end (--hgrm, --svg) that cannot be
+// written; 1 a failure at run
 // time: a venue or NATS that does not answer or refuses, a mismatch, I/O,
 // an events verify stopped by a signal, a load run or ramp stopped by a
 // signal or a ramp by a step's error (it shows what it ran). `load` exits 3 for a run that

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -101,6 +102,21 @@ func cmdLoad(args []string) int {
 		validate = rc.Validate
 	}
 	if err := validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
+		return 2
+	}
+	// The files are written at the end of the run: a path that cannot be
+	// written is said now, not after minutes of load whose figures it then
+	// lost.
+	outputs := []outputFile{{"hgrm", *hgrm}, {"svg", *svg}}
+	if *ramp && *hgrm != "" {
+		rates, _ := rc.Rates() // validated above
+		outputs = outputs[1:]
+		for _, r := range rates {
+			outputs = append(outputs, outputFile{"hgrm", stepFile(*hgrm, r)})
+		}
+	}
+	if err := checkOutputs(outputs...); err != nil {
 		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 		return 2
 	}
@@ -279,6 +295,38 @@ func (o loadOutput) writeSVG(results []*loadgen.Result) error {
 		title = fmt.Sprintf("fixvenue load: %d session(s), %s, order → first ExecutionReport", r.Sessions, r.Mix)
 	}
 	return writeSVGFile(o.svg, hdrplot.PlotConfig{Title: title, Subtitle: "latency from each order's due time (open loop); " + time.Now().UTC().Format("2006-01-02")}, series)
+}
+
+// outputFile is a file a run writes once it ends, and the flag naming it.
+type outputFile struct{ flag, path string }
+
+// checkOutputs tries each file a run will write (a path "" is none) before
+// the run starts, and names the first that cannot be written with its flag.
+// A file there is opened for writing and left as it is; one that is not is
+// created and removed again, so that a run that then fails leaves nothing.
+func checkOutputs(files ...outputFile) error {
+	for _, o := range files {
+		if o.path == "" {
+			continue
+		}
+		f, err := os.OpenFile(o.path, os.O_WRONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			if f, err = os.OpenFile(o.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666); err == nil {
+				f.Close()
+				err = os.Remove(o.path)
+			}
+		} else if err == nil {
+			err = f.Close()
+		}
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("--%s %s cannot be written: %w", o.flag, o.path, err)
+		}
+	}
+	return nil
 }
 
 func writeSVGFile(path string, cfg hdrplot.PlotConfig, series []hdrplot.Series) error {

@@ -2,14 +2,18 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/bench/loadgen"
 	"github.com/fixvenue/fixvenue/internal/closingln"
 )
 
@@ -197,5 +201,93 @@ func TestLoadInterruptedHasNoVerdict(t *testing.T) {
 		if !ok {
 			t.Errorf("%s interrupted: %v, want exit 1 saying %q\nstdout:\n%s\nstderr:\n%s", c.name, err, c.want, stdout.String(), errOut.String())
 		}
+	}
+}
+
+// TestLoadOutputFilesCheckedBeforeTheRun: an --hgrm or --svg path that
+// cannot be written (its directory missing, a directory, a ramp's step
+// file) is a usage error naming the flag, exit 2, said before anything is
+// dialled: it was found only when the run ended, its histogram lost after
+// minutes of load. The check leaves a file already there as it was, and a
+// new one not behind.
+func TestLoadOutputFilesCheckedBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "kept.hgrm")
+	if err := os.WriteFile(kept, []byte("an earlier run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "r-30.hgrm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "fresh.svg")
+	missing := filepath.Join(dir, "no-such-dir", "a.hgrm")
+	addr, dialled := closingln.Listen(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hgrm", missing}, "--hgrm " + missing + " cannot be written: no such file or directory"},
+		{[]string{"--hgrm", kept, "--svg", dir}, "--svg " + dir + " cannot be written: is a directory"},
+		{[]string{"--svg", fresh, "--hgrm", missing}, "--hgrm " + missing + " cannot be written"},
+		// The ramp writes FILE-<rate>.hgrm for each step: its second step's is a directory.
+		{[]string{"--ramp", "--rate", "20", "--ramp-step", "10", "--ramp-max", "40", "--hgrm", filepath.Join(dir, "r.hgrm")},
+			"--hgrm " + filepath.Join(dir, "r-30.hgrm") + " cannot be written: is a directory"},
+	} {
+		code, out, errs := runCLI(t, "", nil, append([]string{"load", "--addr", addr, "--quiet", "--duration", "1s"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("load %q: exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", c.args, code, c.want, out, errs)
+		}
+	}
+	if n := dialled(); n > 0 {
+		t.Errorf("a load with an output it cannot write dialled the venue %d times", n)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "an earlier run\n" {
+		t.Errorf("the check changed the file already there: %q, %v", b, err)
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the check left the file it created behind: %v", err)
+	}
+}
+
+// TestLoadWritesItsFiles runs a load against an echo venue: it writes its
+// --hgrm (over a longer file there) and --svg, and its achieved rate is at most the offered one (no
+// order is sent before it is due), where one interval short of the run it
+// read N/(N-1) times too high.
+func TestLoadWritesItsFiles(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := loadgen.NewEcho(ln, "VENUE")
+	defer echo.Close()
+	dir := t.TempDir()
+	hgrm, svg := filepath.Join(dir, "run.hgrm"), filepath.Join(dir, "run.svg")
+	if err := os.WriteFile(hgrm, []byte(strings.Repeat("x", 1<<16)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", nil, "load", "--addr", echo.Addr(), "--sessions", "1", "--rate", "20", "--duration", "500ms",
+		"--warmup", "0s", "--p99-max", "1m", "--json", "--quiet", "--hgrm", hgrm, "--svg", svg)
+	if code != 0 {
+		t.Fatalf("load against the echo: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	var res struct {
+		Offered  float64 `json:"rate_target_per_s"`
+		Achieved float64 `json:"send_rate_orders_per_s"`
+		Sent     int64   `json:"orders_sent"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.Sent != 10 || !(res.Achieved > 0 && res.Achieved <= res.Offered*1.001) {
+		t.Errorf("%d orders sent at %.2f orders/s achieved, want 10 at no more than the %.0f offered", res.Sent, res.Achieved, res.Offered)
+	}
+	h, err := os.ReadFile(hgrm)
+	if err != nil || !strings.HasPrefix(string(h), "       Value") || strings.Contains(string(h), "xxx") {
+		t.Errorf("--hgrm wrote %q, %v", h, err)
+	}
+	if s, err := os.ReadFile(svg); err != nil || !strings.Contains(string(s), "<svg") {
+		t.Errorf("--svg wrote %q, %v", s, err)
 	}
 }
