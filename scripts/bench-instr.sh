@@ -27,7 +27,8 @@
 #
 # The report goes to stdout and to docs/bench/instr/instr-<UTC stamp>.txt
 # (latest.txt is a copy; BENCH_INSTR_DIR=DIR writes them elsewhere), with the
-# commit and machine at the top.
+# commit and machine at the top. Ctrl-C stops it (exit 130), writing no
+# report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,6 +69,9 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Ctrl-C: exit 130 (through the exit trap) once the command running
+# returns, where the script went on to its next count.
+trap 'exit 130' INT
 bin=$work/core.test
 echo "bench-instr.sh: building the core benchmarks" >&2
 go test -c -o "$bin" ./core
@@ -80,7 +84,10 @@ count() {
 	if [[ $name == */* ]]; then
 		re="$re/^${name#*/}\$"
 	fi
-	if ! GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 timeout 30m valgrind --tool=callgrind \
+	# --foreground: in a process group of its own (timeout's default)
+	# valgrind never saw Ctrl-C and counted to the end, every benchmark's
+	# runs after it too (bench-latency.sh).
+	if ! GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 timeout --foreground 30m valgrind --tool=callgrind \
 		--callgrind-out-file="$work/cg.out" "$bin" -test.run '^$' -test.bench "$re" \
 		-test.benchtime "${n}x" >"$work/run.log" 2>&1; then
 		echo "bench-instr.sh: $name with $n iterations failed under valgrind:" >&2

@@ -86,11 +86,11 @@ func TestFixRunScriptFailsWhenTheLoadCannotRun(t *testing.T) {
 	}
 }
 
-// interruptScript starts scripts/NAME with env added, in a process group
-// of its own; once started(its output so far) says so, it sends SIGINT to
-// the group, as a terminal's Ctrl-C does, and returns how the script ended
-// and its output.
-func interruptScript(t *testing.T, name string, env []string, started func(output string) bool) (output string, err error) {
+// interruptScript starts scripts/NAME with args and env added, in a
+// process group of its own; once started(its output so far) says so, it
+// sends SIGINT to the group, as a terminal's Ctrl-C does, and returns how
+// the script ended and its output.
+func interruptScript(t *testing.T, name string, env []string, started func(output string) bool, args ...string) (output string, err error) {
 	t.Helper()
 	if signal.Ignored(syscall.SIGINT) {
 		t.Skip("SIGINT is ignored (a background job of a shell): the script could not trap it")
@@ -99,7 +99,7 @@ func interruptScript(t *testing.T, name string, env []string, started func(outpu
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(script)
+	cmd := exec.Command(script, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out lockedbuf.Buffer
@@ -227,5 +227,31 @@ func TestBenchFixStopsOnCtrlC(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(string(result), `"interrupted": true`) {
 		t.Fatalf("bench-fix.sh after Ctrl-C: %v, want exit 130, its run interrupted\n%s\nthe run's result:\n%s", err, output, result)
+	}
+}
+
+// TestBenchInstrStopsOnCtrlC: Ctrl-C stops scripts/bench-instr.sh (make
+// bench-instr) with status 130 and no report. Each count ran under
+// timeout(1) in a process group of its own, which the terminal's signal
+// never reached: valgrind counted to the end, and the script went on to
+// the counts after it.
+func TestBenchInstrStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"timeout", "valgrind", "callgrind_annotate"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("bench-instr.sh needs %s", tool)
+		}
+	}
+	out := t.TempDir()
+	// Two counts of a benchmark whose runs take valgrind well over the
+	// half second interruptScript leaves them.
+	output, err := interruptScript(t, "bench-instr.sh", []string{"BENCH_INSTR_DIR=" + out},
+		func(output string) bool {
+			return strings.Contains(output, "bench-instr.sh: MixedFlow (") && processWith(t, "callgrind", "^BenchmarkMixedFlow$")
+		}, "MixedFlow:150000:190000")
+	reports, _ := filepath.Glob(filepath.Join(out, "*.txt"))
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || len(reports) > 0 {
+		t.Fatalf("bench-instr.sh after Ctrl-C: %v, want exit 130 and no report (reports: %q)\n%s", err, reports, output)
 	}
 }
