@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -15,6 +16,12 @@ type DumpOptions struct {
 	FromSeq  uint64         // first record printed
 	Progress func(Progress) // progress bar hook; nil for none
 	Logger   *slog.Logger   // tail warnings; nil means slog.Default()
+	// Missing is called once, before the first record is printed, when
+	// that record's seq is after FromSeq: the records from FromSeq to
+	// first-1 are in no segment the journal directory or its archive
+	// holds (archived segments moved away, a replica's commands before its
+	// Raft snapshot). Nil logs a warning. Dump goes on from first.
+	Missing func(from, first uint64)
 }
 
 // Dump prints the records of the journal in dir to out, one line each: the
@@ -30,7 +37,9 @@ type DumpOptions struct {
 // A payload that does not decode is printed in hex with the decoding
 // error, so that a damaged or foreign record can still be examined. A last
 // line starting with "#" sums up. Dump never writes to the journal;
-// corruption ends it with the same error Open would give.
+// corruption ends it with the same error Open would give. Records from
+// FromSeq on that come before every segment it has are not an error:
+// Missing is told of them.
 func Dump(dir string, out io.Writer, opts DumpOptions) error {
 	r, err := NewReader(dir, ReaderOptions{FromSeq: opts.FromSeq, Progress: opts.Progress, Logger: opts.Logger, Entries: true})
 	if err != nil {
@@ -40,11 +49,24 @@ func Dump(dir string, out io.Writer, opts DumpOptions) error {
 	bw := bufio.NewWriterSize(out, 64<<10)
 	var records int64
 	var scratch []byte // one command's text, reused
+	started := false
 	for rec, err := range r.All() {
 		if err != nil {
 			_ = bw.Flush()
 			return err
 		}
+		if !started && rec.Seq > opts.FromSeq {
+			// The reader starts at the first segment it has: said, so that
+			// a dump asked from a seq before it is not taken for all of
+			// them.
+			if opts.Missing != nil {
+				opts.Missing(opts.FromSeq, rec.Seq)
+			} else {
+				r.logger.Warn("journal: the records before the first one read are in no segment", "from", opts.FromSeq, "first", rec.Seq,
+					"archive", filepath.Join(dir, ArchiveDirName))
+			}
+		}
+		started = true
 		if rec.Entry.Index != 0 {
 			fmt.Fprintf(bw, "%s@%d raft_entry index=%d term=%d commands=%d first_seq=%d\n",
 				rec.Segment, rec.Offset, rec.Entry.Index, rec.Entry.Term, rec.Entry.Commands, rec.Seq)

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,47 @@ func TestDump(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "seq=150 ") || strings.Contains(out.String(), "seq=149 ") {
 		t.Fatal("FromSeq not honoured")
+	}
+}
+
+// TestDumpFromBeforeItsFirstSegment: a dump asked from a seq no segment
+// holds (the first moved away) tells Missing, once, which seq it starts
+// at, or logs it without one; from a seq a segment holds it says nothing.
+func TestDumpFromBeforeItsFirstSegment(t *testing.T) {
+	dir := t.TempDir()
+	writeWorkload(t, dir, journal.Config{SegmentBytes: 16 << 10}, 5, 1000)
+	segs, _ := filepath.Glob(filepath.Join(dir, "journal-*.seg"))
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want 2 or more", len(segs))
+	}
+	if err := os.Remove(segs[0]); err != nil {
+		t.Fatal(err)
+	}
+	first, ok, err := journal.FirstLiveSeq(dir)
+	if err != nil || !ok || first == 0 {
+		t.Fatalf("first live seq %d, %v, %v", first, ok, err)
+	}
+	for _, from := range []uint64{0, first - 1, first, first + 1} {
+		var out bytes.Buffer
+		var told []string
+		err := journal.Dump(dir, &out, journal.DumpOptions{FromSeq: from, Missing: func(from, first uint64) {
+			told = append(told, fmt.Sprintf("%d-%d", from, first))
+		}})
+		want := []string(nil)
+		if from < first {
+			want = []string{fmt.Sprintf("%d-%d", from, first)}
+		}
+		if err != nil || !slices.Equal(told, want) || !strings.Contains(out.String(), fmt.Sprintf(" seq=%d ", max(from, first))) {
+			t.Errorf("dump from %d: %v, told %q, want %q", from, err, told, want)
+		}
+	}
+	var logged bytes.Buffer
+	var out bytes.Buffer
+	if err := journal.Dump(dir, &out, journal.DumpOptions{Logger: slog.New(slog.NewTextHandler(&logged, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("from=0 first=%d", first); !strings.Contains(logged.String(), want) {
+		t.Errorf("dump from 0 without Missing logged %q, want %q", logged.String(), want)
 	}
 }
 

@@ -96,6 +96,15 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	h.checkClients()
 	h.quiesce(30 * time.Second)
 	h.verifyJournals()
+	// Its journal starts after the snapshot: a dump from seq 0 says the
+	// commands before are in the snapshot, none missing (exit 0).
+	code, stdout, stderr := runCLI(t, "", nil, "journal", "dump", "--config", h.cfgs[behind])
+	if code != 0 || !strings.Contains(stderr, "in this replica's Raft snapshot") || strings.Contains(stderr, "in no segment") ||
+		!strings.Contains(stdout, "# records=") {
+		t.Fatalf("journal dump on the follower that caught up from a Raft snapshot: exit %d, want 0 naming the snapshot\n%s%s",
+			code, lastLines(stdout, 3), stderr)
+	}
+	t.Logf("journal dump on the follower: %s", strings.TrimSpace(stderr))
 }
 
 // TestClusterSessionAddedAfterARaftSnapshot: a follower catches up from a

@@ -353,6 +353,92 @@ func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
 	}
 }
 
+// TestJournalDumpFromBeforeItsFirstSegment: `journal dump` asked for
+// records that no segment holds (its archive moved away) says on stderr
+// which seqs it cannot print and where it starts, prints from there and
+// exits 1; it started silently at the first live seq, exit 0, read as every
+// record asked for. With the archive in place it prints from seq 0 and says
+// nothing, and `journal verify` refuses the journal without it.
+func TestJournalDumpFromBeforeItsFirstSegment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, strings.Replace(snapshottingVenue, "[journal]\n", "[journal]\nsegment_bytes = 65536\n", 1), "")
+	v := startVenue(t, cfg)
+	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--rate", "500", "--duration", "2s",
+		"--drain", "2s", "--p99-max", "10s", "--quiet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	v.stop(t)
+	jdir := filepath.Join(dir, "data", "journal")
+	segs, _ := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want 2 or more\n%s", len(segs), out)
+	}
+	// The first segment archived as the venue does (ArchiveSegments).
+	raw, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(raw); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(jdir, "archive")
+	if err := os.MkdirAll(archive, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(archive, filepath.Base(segs[0])+".gz"), gz.Bytes(), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(segs[0]); err != nil {
+		t.Fatal(err)
+	}
+	firstLive := strings.TrimLeft(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(segs[1]), "journal-"), ".seg"), "0")
+	first, err := strconv.ParseUint(firstLive, 10, 64)
+	if err != nil || first < 10 {
+		t.Fatalf("the second segment %s starts at %q", segs[1], firstLive)
+	}
+	// firstSeq is the seq of the first record a dump prints.
+	firstSeq := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], "seq=") {
+				return f[1]
+			}
+		}
+		return ""
+	}
+	code, stdout, stderr := runCLI(t, "", nil, "journal", "dump", "--config", cfg)
+	if code != 0 || firstSeq(stdout) != "seq=0" || strings.Contains(stderr, "the dump starts at") {
+		t.Fatalf("journal dump with its archive: exit %d, first record %q, want 0 from seq=0\n%s", code, firstSeq(stdout), stderr)
+	}
+	if err := os.Rename(archive, filepath.Join(t.TempDir(), "archive")); err != nil { // to other storage
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		from uint64
+		code int
+		said string
+	}{
+		{0, 1, fmt.Sprintf("seqs 0 to %d are in no segment of %s or %s (archived segments moved away, or lost): the dump starts at seq %d", first-1, jdir, archive, first)},
+		{5, 1, fmt.Sprintf("seqs 5 to %d are in no segment", first-1)},
+		{first - 1, 1, fmt.Sprintf("seq %d is in no segment", first-1)},
+		{first, 0, ""},
+	} {
+		code, stdout, stderr := runCLI(t, "", nil, "journal", "dump", "--config", cfg, "--from", strconv.FormatUint(c.from, 10))
+		said := c.said != "" && strings.Contains(stderr, c.said) || c.said == "" && !strings.Contains(stderr, "the dump starts at")
+		if code != c.code || !said || firstSeq(stdout) != fmt.Sprintf("seq=%d", first) || !strings.Contains(stdout, "# records=") {
+			t.Errorf("journal dump --from %d without its archive: exit %d, first record %q, want %d from seq=%d saying %q\n%s",
+				c.from, code, firstSeq(stdout), c.code, first, c.said, stderr)
+		}
+	}
+	want := fmt.Sprintf("the first record is seq %d but replay needs seq 0: earlier segments are missing", first)
+	if code, _, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("journal verify without its archive: exit %d, want 1 and %q\n%s", code, want, stderr)
+	}
+}
+
 // quietVenueTOML is the body (writeVenueConfig) of a venue with one
 // session, CLIENT1, no feed and no snapshots: its journal holds every
 // command from the first.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/cluster"
@@ -33,7 +34,10 @@ Exit status: 0 when the journal reads to its end (a torn tail, which a start cut
 on stderr); 1 when it cannot be read or is refused, the reason on stderr (corruption, naming the
 segment file and offset; records missing that a snapshot or the last start shows were durable, or
 that a session's FIX store holds a report of; a configuration that differs from the journal's
-terms), or when what it prints cannot be written; 2 for a usage error.
+terms), or when what it prints cannot be written; 2 for a usage error. dump asked for records no
+segment holds (--from before the first segment it has: archived segments moved away) names them
+on stderr, prints from its first record, and exits 1; a replica's records before its Raft
+snapshot are named, not missing.
 `
 
 func cmdJournal(args []string) int {
@@ -125,14 +129,52 @@ func cmdJournal(args []string) int {
 			return 1
 		}
 	case "dump":
-		err := journal.Dump(dir, os.Stdout, journal.DumpOptions{FromSeq: from, Progress: bar.update})
+		missing := false
+		err := journal.Dump(dir, os.Stdout, journal.DumpOptions{FromSeq: from, Progress: bar.update,
+			Missing: func(from, first uint64) {
+				bar.done()
+				missing = dumpStartsLate(os.Stderr, dir, from, first)
+			}})
 		bar.done()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fixvenue journal dump: %v\n", err)
 			return 1
 		}
+		if missing {
+			return 1
+		}
 	}
 	return 0
+}
+
+// dumpStartsLate says why a dump asked from seq from starts at first, the
+// journal's first record from there on: the records between are in this
+// replica's Raft snapshot, which holds every command before its journal's
+// first, or in no segment (archived segments moved away, or lost). The
+// dump went on from first silently, read as all the records asked for. It
+// reports whether records are missing, which the dump's exit status says.
+func dumpStartsLate(w io.Writer, dir string, from, first uint64) (missing bool) {
+	seqs := func(lo, hi uint64) string {
+		if lo == hi {
+			return fmt.Sprintf("seq %d is", lo)
+		}
+		return fmt.Sprintf("seqs %d to %d are", lo, hi)
+	}
+	var why []string
+	// A raft.snapshot that cannot be read leaves the records before the
+	// first unexplained: journal verify names the damage.
+	if base, ok, err := cluster.SnapshotNext(dir); err == nil && ok && from < base {
+		why = append(why, fmt.Sprintf("%s in this replica's Raft snapshot (%s), not in its journal",
+			seqs(from, min(base, first)-1), filepath.Join(dir, "raft.snapshot")))
+		from = min(base, first)
+	}
+	if from < first {
+		missing = true
+		why = append(why, fmt.Sprintf("%s in no segment of %s or %s (archived segments moved away, or lost)",
+			seqs(from, first-1), dir, filepath.Join(dir, journal.ArchiveDirName)))
+	}
+	fmt.Fprintf(w, "fixvenue journal dump: %s: the dump starts at seq %d\n", strings.Join(why, "; "), first)
+	return missing
 }
 
 // progressBar draws a one-line bar on a terminal, at most every 100 ms; on
@@ -174,6 +216,7 @@ func (b *progressBar) update(p journal.Progress) {
 func (b *progressBar) done() {
 	if b.shown {
 		fmt.Fprintln(b.out)
+		b.shown = false
 	}
 }
 
