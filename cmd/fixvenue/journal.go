@@ -30,6 +30,10 @@ commands:
 --data defaults to venue.data_dir of the configuration; --config is the configuration the journal
 was written with (default: the embedded demo configuration).
 
+dump prints every record from --from to the journal's end, one line each, holding one at a time
+(and one archived segment, decompressed, at most a segment's size). book holds a matcher sized by
+the configuration's engine bounds, as a start does, and prints every price level of each book.
+
 Exit status: 0 when the journal reads to its end (a torn tail, which a start cuts, is only warned of
 on stderr); 1 when it cannot be read or is refused, the reason on stderr (corruption, naming the
 segment file and offset; records missing that a snapshot or the last start shows were durable, or
