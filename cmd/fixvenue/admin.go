@@ -57,7 +57,8 @@ commands (README "Operating the venue"):
   hash-token [TOKEN]                  print the sha256 for [[admin.token]] (reads stdin without TOKEN)
 
 Every command but hash-token takes --addr A (host:port, or an http:// or https:// URL of a host),
---token T, --json and --timeout D, and for https --tls [--ca-file F] [--cert-file F --key-file F].
+--token T, --json and --timeout D, and for https (--tls, or an https:// --addr) [--ca-file F]
+[--cert-file F --key-file F].
 Without --addr the address is $FIXVENUE_ADMIN_ADDR, else 127.0.0.1:9465; without --token the
 token is $FIXVENUE_ADMIN_TOKEN.
 A usage error (an option given twice, or one the command needs left out) exits 2 and sends
@@ -172,14 +173,14 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "usage: %s %s\n\noptions:\n", prog, cmd.synopsis)
 		fs.PrintDefaults()
 	}
-	addr := fs.String("addr", envOr(adminAddrEnv, "127.0.0.1:9465"), "admin API address (host:port), $"+adminAddrEnv)
+	addr := fs.String("addr", envOr(adminAddrEnv, "127.0.0.1:9465"), "admin API address: host:port, or an http:// or https:// URL of a host; $"+adminAddrEnv)
 	token := tokenFlag(fs)
 	asJSON := fs.Bool("json", false, "print the API's JSON instead of a table")
 	timeout := fs.Duration("timeout", 90*time.Second, "give up on the call after this long")
 	useTLS := fs.Bool("tls", false, "use https")
-	caFile := fs.String("ca-file", "", "with --tls: CA certificate that signed the API's certificate")
-	certFile := fs.String("cert-file", "", "with --tls: client certificate (when the API requires one)")
-	keyFile := fs.String("key-file", "", "with --tls: client key")
+	caFile := fs.String("ca-file", "", "with https (--tls, or an https:// --addr): CA certificate that signed the API's certificate")
+	certFile := fs.String("cert-file", "", "with https: client certificate (when the API requires one)")
+	keyFile := fs.String("key-file", "", "with https: client key")
 	c := &adminClient{prog: prog, out: stdout, errOut: stderr}
 	if cmd.opts&optReason != 0 {
 		why := "why: journaled with the action (required)"
@@ -254,15 +255,8 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	scheme := "http"
-	transport := &http.Transport{}
 	if *useTLS {
 		scheme = "https"
-		tc, err := adminClientTLS(*caFile, *certFile, *keyFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", c.name(), err)
-			return 2
-		}
-		transport.TLSClientConfig = tc
 	}
 	// An address given as a URL keeps its scheme (https also with --tls).
 	host, url := *addr, false
@@ -270,6 +264,23 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		host, scheme, url = rest, "https", true
 	} else if rest, ok := strings.CutPrefix(host, "http://"); ok {
 		host, url = rest, true
+	}
+	transport := &http.Transport{}
+	if scheme == "https" {
+		// An https:// --addr is https as --tls is: its CA and client
+		// certificate were left unused without --tls, and the call failed
+		// on a certificate the CA named had signed.
+		tc, err := adminClientTLS(*caFile, *certFile, *keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", c.name(), err)
+			return 2
+		}
+		transport.TLSClientConfig = tc
+	} else if *caFile != "" || *certFile != "" || *keyFile != "" {
+		// Over http they were ignored, and the operator took the call for
+		// one made over TLS.
+		fmt.Fprintf(stderr, "%s %s: --ca-file, --cert-file and --key-file are for https: give --tls, or an https:// --addr\n", prog, sub)
+		return 2
 	}
 	host = strings.TrimSuffix(host, "/")
 	if why := notHostPort(host); why != "" && !(url && why == "missing port in address" && !strings.ContainsAny(host, "/?#")) {

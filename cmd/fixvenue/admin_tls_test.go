@@ -29,9 +29,9 @@ tls_client_ca_file = %q
 operator = "dave"
 sha256 = %q
 `, f("server.crt"), f("server.key"), f("ca.crt"), ops.HashToken(token))
-	run := func(args ...string) (int, string) {
+	runAt := func(at string, args ...string) (int, string) {
 		t.Helper()
-		cmd := exec.Command(binPath, append([]string{"admin"}, append(args, "--addr", addr, "--token", token, "--timeout", "10s")...)...)
+		cmd := exec.Command(binPath, append([]string{"admin"}, append(args, "--addr", at, "--token", token, "--timeout", "10s")...)...)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode(), string(out)
@@ -40,6 +40,7 @@ sha256 = %q
 		}
 		return 0, string(out)
 	}
+	run := func(args ...string) (int, string) { t.Helper(); return runAt(addr, args...) }
 	for _, c := range []struct {
 		args []string
 		code int
@@ -53,6 +54,20 @@ sha256 = %q
 		code, out := run(c.args...)
 		if code != c.code || !strings.Contains(out, c.out) {
 			t.Errorf("admin %v: exit %d: %s; want exit %d with %q", c.args, code, out, c.code, c.out)
+		}
+	}
+	// An https:// --addr is https as --tls is: the CA and the client
+	// certificate given are used, where without --tls they were left out
+	// and the call failed on the venue's certificate. Over http they are
+	// refused, where they were ignored.
+	if code, out := runAt("https://"+addr, "resume", "ACME", "--reason", "url", "--ca-file", f("ca.crt"), "--cert-file", f("client.crt"),
+		"--key-file", f("client.key")); code != 0 || !strings.Contains(out, "done by dave") {
+		t.Errorf("admin resume to an https:// --addr with its CA and client certificate: exit %d: %s", code, out)
+	}
+	want := "--ca-file, --cert-file and --key-file are for https: give --tls, or an https:// --addr"
+	for _, at := range []string{addr, "http://" + addr} {
+		if code, out := runAt(at, "status", "--ca-file", f("ca.crt")); code != 2 || !strings.Contains(out, want) {
+			t.Errorf("admin status --ca-file to %s: exit %d: %s; want exit 2 with %q", at, code, out, want)
 		}
 	}
 }
