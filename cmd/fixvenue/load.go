@@ -25,7 +25,7 @@ func cmdLoad(args []string) int {
 	d := loadgen.DefaultConfig()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: fixvenue load [options]\n\nOpen-loop FIX 4.4 load: order i is due at start+i/rate; latency runs from that due time to its first ExecutionReport.\n\n")
+		fmt.Fprint(fs.Output(), "usage: fixvenue load [options]\n\nOpen-loop FIX 4.4 load: order i is due at start+i/rate; latency runs from that due time to its first ExecutionReport.\n\n"+loadExitStatus+"\noptions:\n")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", d.Addr, "venue FIX address")
@@ -143,6 +143,15 @@ func cmdLoad(args []string) int {
 	}
 	return out.single(res)
 }
+
+// loadExitStatus is the exit status part of load's usage (doc.go, README).
+const loadExitStatus = `Exit status: 0 for a run that held its rate, and for a ramp that ran to the step it could not
+hold or to --ramp-max; 3 for a run that completed without holding it (answers lost, a session
+failed, every order refused, or p99 over --p99-max); 1 for one that could not run, and for a run
+or ramp that a signal or (a ramp) a step's error stopped, which prints what it measured without a
+verdict; 2 for options no run can take, or an --hgrm or --svg file that cannot be written, said
+before anything is dialled.
+`
 
 // loadOutput writes what a load run produced.
 type loadOutput struct {

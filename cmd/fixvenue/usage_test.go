@@ -51,7 +51,8 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) (int, string
 // TestHelpOfEveryCommand: -h on any command or subcommand prints its usage
 // on standard output and exits 0, as the top-level -h does, and the usage
 // lists what the command takes and nothing it ignores; the journal tools'
-// usage gives their exit status, which scripts checking a journal act on.
+// and load's usage give their exit status, which scripts checking a
+// journal or a rate act on.
 func TestHelpOfEveryCommand(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -74,7 +75,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		{[]string{"risk", "-h"}, []string{"usage: fixvenue risk show|kill|reset|limits", "-limit", "-value", "-session"},
 			[]string{"admin risk", "cancel:", "-ref-price", "-tick-size"}},
 		{[]string{"admin", "risk", "-h"}, []string{"usage: fixvenue admin risk show|kill|reset|limits"}, nil},
-		{[]string{"load", "-h"}, []string{"-rate"}, nil},
+		{[]string{"load", "-h"}, []string{"-rate", "Exit status: 0 for a run that held", "; 3 for a run", "; 1 for", "; 2 for"}, nil},
 		{[]string{"bench", "-h"}, []string{"pipeline", "plot", "echo", "table"}, []string{"unknown harness"}},
 		{[]string{"bench", "pipeline", "-h"}, []string{"-rate"}, nil},
 		{[]string{"bench", "plot", "-h"}, []string{"-out"}, nil},
