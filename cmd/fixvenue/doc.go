@@ -12,8 +12,8 @@
 //	fixvenue cluster status|transfer --config FILE [--to NODE] [--token T] [--tls] [--ca-file F] [--cert-file F --key-file F]
 //	fixvenue version
 //
-// "fixvenue -h" lists the commands, "fixvenue COMMAND -h" a command's
-// options (on standard output, exit 0). Options may come before or after a
+// "fixvenue -h" lists the commands, "fixvenue COMMAND -h" (or "fixvenue
+// help COMMAND") a command's options (on standard output, exit 0). Options may come before or after a
 // command's arguments; an argument a command does not take is refused
 // (exit 2), as a bad option is.
 //
@@ -27,7 +27,8 @@
 // time: a venue or NATS that does not answer or refuses, a mismatch, I/O,
 // an events verify stopped by a signal, a load run or ramp stopped by a
 // signal or a ramp by a step's error (it shows what it ran). `load` exits 3 for a run that
-// completed without holding its rate (answers lost, p99 over --p99-max).
+// completed without holding its rate (answers lost, a session failed, every
+// order refused, p99 over --p99-max).
 //
 // Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,
 // load.go, bench.go, events.go, risk.go, cluster.go) and registers itself in the commands table; the work is done by

@@ -57,12 +57,23 @@ commands:
   cluster   status of a Raft cluster's nodes, leader transfer
   version   print the version
 
-Run "fixvenue <command> -h" for a command's options.
+Run "fixvenue <command> -h" (or "fixvenue help <command>") for a command's options.
 `)
 }
 
 func main() {
 	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if os.Args[1] == "help" && len(os.Args) > 2 {
+		// "fixvenue help load" is "fixvenue load -h" (and "help journal
+		// dump" "journal dump -h"): it printed the list of commands,
+		// the one named passed over.
+		if cmd, ok := commands[os.Args[2]]; ok {
+			os.Exit(cmd(append(slices.Clone(os.Args[3:]), "-h")))
+		}
+		fmt.Fprintf(os.Stderr, "fixvenue help: unknown command %q\n\n", os.Args[2])
 		usage(os.Stderr)
 		os.Exit(2)
 	}

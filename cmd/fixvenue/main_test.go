@@ -333,6 +333,7 @@ func TestHelpAndUnknownCommand(t *testing.T) {
 		{[]string{"-help"}, 0, true, ""},
 		{nil, 2, false, ""},
 		{[]string{"helpme"}, 2, false, `unknown command "helpme"`},
+		{[]string{"help", "nope"}, 2, false, `fixvenue help: unknown command "nope"`},
 	}
 	for _, c := range cases {
 		cmd := exec.Command(binPath, c.args...)

@@ -88,6 +88,10 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		{[]string{"cluster", "status", "-h"}, []string{"-json"}, []string{"-to "}},
 		{[]string{"cluster", "transfer", "-h"}, []string{"-to"}, []string{"-json"}},
 		{[]string{"version", "-h"}, []string{"usage: fixvenue version"}, []string{"fixvenue dev"}},
+		// "help COMMAND" is "COMMAND -h", where it printed the commands.
+		{[]string{"help", "load"}, []string{"usage: fixvenue load [options]", "-rate"}, []string{"commands:"}},
+		{[]string{"help", "journal", "dump"}, []string{"usage: fixvenue journal dump", "-from"}, []string{"-symbol"}},
+		{[]string{"help", "admin", "instrument", "add"}, []string{"usage: fixvenue admin instrument add", "-tick-size"}, nil},
 	} {
 		code, out, errs := runCLI(t, "", nil, c.args...)
 		if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: fixvenue ") {
