@@ -240,11 +240,13 @@ func TestAdminCLINamesWhatItCalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := ln.Addr().String()
-	ln.Close()
+	// Started before the port is closed, which it could otherwise be
+	// given: "closed" then answered 404.
 	other := httptest.NewServer(http.NotFoundHandler()) // as the metrics listener answers
 	defer other.Close()
 	otherAddr := strings.TrimPrefix(other.URL, "http://")
+	closed := ln.Addr().String()
+	ln.Close()
 	for _, c := range []struct {
 		env  string // FIXVENUE_ADMIN_ADDR
 		args []string
