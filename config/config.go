@@ -1038,25 +1038,37 @@ func (c *Config) validateInstruments() []error {
 }
 
 // refPriceError reads in's ref_price in ticks of tick into
-// in.RefPriceTicks, saying what is wrong with it if anything: too large a
-// price was "not a positive multiple of tick_size", as a price off the
-// tick is.
+// in.RefPriceTicks, saying what is wrong with it if anything
+// (RefPriceTicks).
 func refPriceError(in *Instrument, tick decimal.Tick) error {
-	ref, err := decimal.ParseTicks([]byte(in.RefPrice), tick)
-	switch {
-	case errors.Is(err, decimal.ErrSyntax):
-		return fmt.Errorf("%q is not a decimal number", in.RefPrice)
-	case errors.Is(err, decimal.ErrOffTick):
-		return fmt.Errorf("%q is not a multiple of tick_size %s", in.RefPrice, in.TickSize)
-	case err != nil && !strings.HasPrefix(in.RefPrice, "-"):
-		return fmt.Errorf("%q is too large: more than %d ticks of tick_size %s", in.RefPrice, int64(core.RefPriceTicksMax), in.TickSize)
-	case err != nil || ref <= 0:
-		return fmt.Errorf("%q is not positive", in.RefPrice)
-	case ref > core.RefPriceTicksMax:
-		return fmt.Errorf("%s is %d ticks of tick_size %s, more than %d", in.RefPrice, ref, in.TickSize, int64(core.RefPriceTicksMax))
+	ref, err := RefPriceTicks(in.RefPrice, in.TickSize, tick)
+	if err != nil {
+		return err
 	}
 	in.RefPriceTicks = ref
 	return nil
+}
+
+// RefPriceTicks reads a reference price (a configured ref_price, or one an
+// admin API call gives) in ticks of tick, whose text is tickSize, saying
+// what is wrong with it if anything: too large a price was "not a positive
+// multiple of tick_size", as a price off the tick is, which sent an
+// operator looking at the wrong digits.
+func RefPriceTicks(price, tickSize string, tick decimal.Tick) (int64, error) {
+	ref, err := decimal.ParseTicks([]byte(price), tick)
+	switch {
+	case errors.Is(err, decimal.ErrSyntax):
+		return 0, fmt.Errorf("%q is not a decimal number", price)
+	case errors.Is(err, decimal.ErrOffTick):
+		return 0, fmt.Errorf("%q is not a multiple of tick_size %s", price, tickSize)
+	case err != nil && !strings.HasPrefix(price, "-"):
+		return 0, fmt.Errorf("%q is too large: more than %d ticks of tick_size %s", price, int64(core.RefPriceTicksMax), tickSize)
+	case err != nil || ref <= 0:
+		return 0, fmt.Errorf("%q is not positive", price)
+	case ref > core.RefPriceTicksMax:
+		return 0, fmt.Errorf("%s is %d ticks of tick_size %s, more than %d", price, ref, tickSize, int64(core.RefPriceTicksMax))
+	}
+	return ref, nil
 }
 
 // bandErrors checks what the matcher asks of a configured instrument's

@@ -876,9 +876,9 @@ func (o *Ops) handleBand(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, "bad_body", "a band change takes a reason, ref_price and band_percent")
 		return
 	}
-	ref, err := decimal.ParseTicks([]byte(req.RefPrice), in.Tick)
-	if err != nil || ref <= 0 {
-		refuse(w, http.StatusBadRequest, "bad_price", "ref_price %q is not a positive price on the %s tick", req.RefPrice, in.TickSize)
+	ref, err := config.RefPriceTicks(req.RefPrice, in.TickSize, in.Tick)
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "bad_price", "ref_price %v", err)
 		return
 	}
 	if req.BandPercent <= 0 || req.BandPercent >= 100 {

@@ -109,8 +109,8 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 	if a.Tick, err = decimal.ParseTick(req.TickSize); err != nil {
 		return bad("bad_tick_size", "tick_size %q is not a positive decimal with at most %d decimal places", req.TickSize, decimal.MaxScale)
 	}
-	if a.RefPriceTicks, err = decimal.ParseTicks([]byte(req.RefPrice), a.Tick); err != nil || a.RefPriceTicks <= 0 {
-		return bad("bad_price", "ref_price %q is not a positive price on the %s tick", req.RefPrice, req.TickSize)
+	if a.RefPriceTicks, err = config.RefPriceTicks(req.RefPrice, req.TickSize, a.Tick); err != nil {
+		return bad("bad_price", "ref_price %v", err)
 	}
 	status, ok := addStatuses[req.Status]
 	switch {

@@ -487,6 +487,42 @@ func TestStatusRefusalsNameTheStatus(t *testing.T) {
 	}
 }
 
+// TestAdminPriceRefusalsSayWhatIsWrong: a reference price the band call
+// or an instrument's listing refuses says what is wrong with it, as the
+// configuration's ref_price does: a price too large was "not a positive
+// price on the 0.01 tick", as one off the tick is, and one beyond the
+// matcher's bound reached the matcher, whose 422 spoke of the band's
+// width. Each is refused before anything is journaled.
+func TestAdminPriceRefusalsSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	before := durableSeq(t, s)
+	for _, c := range []struct{ price, want string }{
+		{"100.005", `ref_price "100.005" is not a multiple of tick_size 0.01`},
+		{"99999999999999999999", `ref_price "99999999999999999999" is too large: more than 46116860184273879 ticks of tick_size 0.01`},
+		{"1000000000000000", `ref_price 1000000000000000 is 100000000000000000 ticks of tick_size 0.01, more than 46116860184273879`},
+		{"-1.00", `ref_price "-1.00" is not positive`},
+		{"0", `ref_price "0" is not positive`},
+		{"1,5", `ref_price "1,5" is not a decimal number`},
+		{"", `ref_price "" is not a decimal number`},
+	} {
+		for _, call := range []struct{ path, body string }{
+			{"/v1/instruments/ACME/band", fmt.Sprintf(`{"reason":"x","ref_price":%q,"band_percent":5}`, c.price)},
+			{"/v1/instruments", fmt.Sprintf(`{"reason":"x","symbol":"NEWCO","tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,`+
+				`"ref_price":%q,"band_percent":5}`, c.price)},
+		} {
+			var refused struct{ Error, Code string }
+			if code := adminCall(t, s, "POST", call.path, aliceToken, call.body, &refused); code != 400 || refused.Code != "bad_price" ||
+				refused.Error != c.want {
+				t.Errorf("POST %s with ref_price %q: %d %+v, want 400 bad_price %q", call.path, c.price, code, refused, c.want)
+			}
+		}
+	}
+	if after := durableSeq(t, s); after != before {
+		t.Fatalf("refused prices journaled %d commands", after-before)
+	}
+}
+
 // TestSchedulePhaseGauge: fixvenue_schedule_phase is each group's phase
 // as last set, from the start, after /v1/phase and after a restart (it was
 // set by the schedule's transitions only: absent until the first one, and
