@@ -303,7 +303,10 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Message: "the form could not be read: " + err.Error()})
 		return
 	}
-	token, next := r.PostForm.Get("token"), safeNext(r.PostForm.Get("next"))
+	// A token pasted from a file or a terminal may bring a space or a line
+	// end at either end, which no token holds (hash-token refuses one: an
+	// HTTP header loses them), so the form's are not the token's.
+	token, next := strings.TrimSpace(r.PostForm.Get("token")), safeNext(r.PostForm.Get("next"))
 	probe := r.Clone(r.Context())
 	probe.Header = http.Header{"Authorization": {"Bearer " + token}}
 	if _, status, _, reason := c.cfg.Ops.Authorize(probe, false); status != 0 || token == "" {

@@ -371,6 +371,52 @@ func TestConsoleSignIn(t *testing.T) {
 	}
 }
 
+// TestConsoleSignInTrimsAPastedToken: a token pasted into the sign-in
+// form with spaces, a tab or a line end around it (as a copy from a
+// terminal or a file brings) signs in, its cookie holding the token
+// without them: no token has a space at either end (hash-token refuses
+// one), and the form refused it as unknown.
+func TestConsoleSignInTrimsAPastedToken(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	base := "http://" + s.AdminAddr()
+	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, pasted := range []string{" " + aliceToken, aliceToken + " ", "\t" + aliceToken + "\r\n", "  " + aliceToken + "\n"} {
+		resp, err := noRedirect.PostForm(base+"/signin", url.Values{"token": {pasted}, "next": {"/sessions"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		cookies := resp.Cookies()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/sessions" || len(cookies) != 1 || cookies[0].Value != aliceToken {
+			t.Fatalf("sign-in with %q: HTTP %d to %q, cookies %v", pasted, resp.StatusCode, resp.Header.Get("Location"), cookies)
+		}
+		req, err := http.NewRequest(http.MethodGet, base+"/sessions", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "venue.example" // not a loopback name: the page needs the cookie
+		req.AddCookie(cookies[0])
+		page, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page.Body.Close()
+		if page.StatusCode != http.StatusOK {
+			t.Fatalf("a page with the cookie of the sign-in with %q: HTTP %d", pasted, page.StatusCode)
+		}
+	}
+	// Only the ends: a token with a space inside is another token.
+	resp, err := noRedirect.PostForm(base+"/signin", url.Values{"token": {aliceToken[:5] + " " + aliceToken[5:]}, "next": {"/sessions"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Fatalf("a token with a space inside: HTTP %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+}
+
 // TestAdminListenerBoundsSilentConnections: connections to the admin
 // listener that send no request (anyone who can reach it may open them by
 // the thousand) are held at most admin.console.streams_max + 64 at once:
