@@ -24,7 +24,8 @@
 //     and offers Reset then, Kill otherwise; not a drop-copy session's,
 //     which has none), each confirmed on the
 //     page and sent to the admin API with the operator token typed there
-//     (never stored); and the operator commands the journal recorded
+//     (never stored); and the operator commands the journal recorded, each
+//     with its date and time (UTC)
 //     (an instrument listed, a kill switch turned on or off and a limit
 //     changed through the admin API among them: a limit by its name in
 //     the configuration, with its new value, "none" for one removed).

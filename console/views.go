@@ -390,7 +390,9 @@ func (c *Console) operationsView() operationsView {
 		bySession[s.Idx] = s.CompID
 	}
 	for _, r := range c.tape.operatorRecords() {
-		row := operatorRow{Seq: r.Seq, Time: time.Unix(0, r.TimeNs).UTC().Format("15:04:05"), Action: r.Action.String(),
+		// With its date: the list spans days (the last OperatorResultsKept
+		// commands), and a halt of yesterday read as one of today.
+		row := operatorRow{Seq: r.Seq, Time: time.Unix(0, r.TimeNs).UTC().Format(time.DateTime), Action: r.Action.String(),
 			Result: "done", Count: r.Count, Operator: r.Operator}
 		if r.Action == ActionAddInstrument {
 			row.Action = "AddInstrument" // the admin API's name of the action

@@ -597,6 +597,32 @@ func TestConsoleJournalListsAddedInstruments(t *testing.T) {
 	}
 }
 
+// TestConsoleJournalShowsEachCommandsDate: the journal list gives each
+// operator command its date with its time (UTC): it showed the time
+// alone, so a halt of the day before read as one of today. The venue's
+// clock is set to a minute's either side of a midnight.
+func TestConsoleJournalShowsEachCommandsDate(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 3, 14, 23, 59, 30, 0, time.UTC).UnixNano())
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[admin.console]\nenabled = true\n")
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if status := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason": "late news"}`, nil); status != 200 {
+		t.Fatalf("POST /v1/instruments/ACME/halt: HTTP %d", status)
+	}
+	clock.Store(time.Date(2026, 3, 15, 0, 0, 30, 0, time.UTC).UnixNano())
+	if status := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason": "news out"}`, nil); status != 200 {
+		t.Fatalf("POST /v1/instruments/ACME/resume: HTTP %d", status)
+	}
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/operations")
+	// Each row as time|action, newest first.
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(1, 3).map((c) => c.innerText).join("|"))`
+	browsertest.WaitFor(t, ctx, "the journal lists the resume", rows+`.length === 2`)
+	if got, want := browsertest.Eval[[]string](t, ctx, rows), []string{"2026-03-15 00:00:30|SetTradingStatus", "2026-03-14 23:59:30|SetTradingStatus"}; !slices.Equal(got, want) {
+		t.Fatalf("the journal list shows %q, want %q", got, want)
+	}
+}
+
 // TestConsoleJournalListsRiskChanges: a kill switch turned on from the
 // Operations page and off through the admin API, and limits set and
 // removed, are operator commands of the journal like a halt, and the
