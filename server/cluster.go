@@ -868,6 +868,23 @@ func (c *ClusterNode) serve(next uint64) {
 	c.shutdownFollowerAdmin(2 * time.Second)
 }
 
+// statusServer is the HTTP server of the metrics listener and of a
+// cluster node's status listener around h. Their calls need no body and
+// are answered at once (a scrape, the cluster's status, a transfer), and
+// whoever reaches the listener may call them, so each is bounded in time
+// as the admin API's are: a request's headers within ReadHeaderTimeout,
+// the whole request within ReadTimeout (the server reads a body it was
+// promised before it answers: a request whose body never came held its
+// connection for good, and AdminConnsBeyondStreams of them every
+// connection the listener holds, so that no scrape was answered), the
+// answer within WriteTimeout (a client that stops reading a /metrics
+// larger than the socket buffers), and a connection between requests,
+// kept for the scraper's next, within IdleTimeout.
+func statusServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
+}
+
 // adminServer is a cluster node's admin API server around h (one
 // connection per call: sharedListener.serve, ops.Config.Listener).
 func adminServer(h http.Handler) *http.Server {
@@ -1116,7 +1133,7 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 	// A connection per call, as the admin API's (adminServer); over TLS
 	// with the admin API's certificate and client CA when it has them
 	// (docs/ARCHITECTURE.md, "The status listener").
-	if c.status, err = sl.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, c.adminTLS); err != nil {
+	if c.status, err = sl.serve(statusServer(mux), c.adminTLS); err != nil {
 		sl.close()
 		return fmt.Errorf("cluster status_addr: %w", err)
 	}

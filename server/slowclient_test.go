@@ -1,0 +1,109 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// Whoever reaches the metrics listener, or a cluster node's status
+// listener, may call them without a token. Each holds at most
+// ops.AdminConnsBeyondStreams connections (internal/httpbound), and a
+// connection serving a request counts until its answer is written: a
+// request whose body never comes must not hold one for good.
+
+// stalledWithin is how long a test waits for the server to close the
+// connections of requests whose body never comes (its ReadTimeout is 10 s).
+const stalledWithin = 2 * time.Minute
+
+// stallRequests opens the listener's worth of connections at addr, each
+// sending the headers of a request that promises a body it never sends
+// (the server reads it before answering), and returns them.
+func stallRequests(t *testing.T, addr, path string) []net.Conn {
+	t.Helper()
+	var conns []net.Conn
+	for range ops.AdminConnsBeyondStreams {
+		c, err := net.DialTimeout("tcp", addr, readWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n", path); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// waitServed polls GET url until it is answered 200, within stalledWithin.
+// (Not before the stalled requests are closed: a connection the server
+// has not yet read a request from waits, and a new one closes it.)
+func waitServed(t *testing.T, url string) {
+	t.Helper()
+	client := &http.Client{Timeout: readWait}
+	deadline := time.Now().Add(stalledWithin)
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: not answered within %s: %v", url, stalledWithin, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// expectClosed reads each connection until the server closes it, within
+// stalledWithin.
+func expectClosed(t *testing.T, conns []net.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(stalledWithin)
+	for i, c := range conns {
+		_ = c.SetReadDeadline(deadline)
+		_, err := io.Copy(io.Discard, bufio.NewReader(c))
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("connection %d, whose request's body never came, still open after %s", i, stalledWithin)
+		}
+	}
+}
+
+// TestMetricsListenerClosesStalledRequests: requests to the metrics
+// listener whose body never comes are closed once they outlive the
+// server's read timeout, so that a scrape is answered again. They held
+// their connections for good (the server had a timeout for the headers
+// alone), and that many took every connection the listener holds: no
+// scrape was answered for as long as they stayed.
+func TestMetricsListenerClosesStalledRequests(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	conns := stallRequests(t, s.MetricsAddr(), "/metrics")
+	expectClosed(t, conns)
+	waitServed(t, "http://"+s.MetricsAddr()+"/metrics")
+}
+
+// TestClusterStatusListenerClosesStalledRequests: a cluster node's status
+// listener (its /cluster/status and /metrics, which read without a token)
+// closes requests whose body never comes as the metrics listener does.
+func TestClusterStatusListenerClosesStalledRequests(t *testing.T) {
+	t.Parallel()
+	nodes := startInProcessCluster(t, newPromotionPause("(no pause in this test)"), nil)
+	addr := nodes[0].StatusAddr()
+	conns := stallRequests(t, addr, "/cluster/status")
+	expectClosed(t, conns)
+	waitServed(t, "http://"+addr+"/cluster/status")
+}
