@@ -70,7 +70,9 @@
 // page elsewhere may have its own name resolve to loopback); beyond loopback (TLS only) a read or operator token, in the
 // Authorization header or in the HttpOnly cookie the sign-in page sets.
 // Changes always need an operator token in the Authorization header, so a
-// cookie alone can change nothing. An unknown instrument or session in a
+// cookie alone can change nothing, and a POST a browser sends from a page
+// of another origin, the sign-in's included, is refused (ops.CrossOrigin):
+// a form elsewhere could sign the browser in with a token of its own. An unknown instrument or session in a
 // URL is a 404 page, a page called with another method than its own a 405
 // page with Allow; a missing or forged token is 401, a read token used
 // for a change 403, with nothing done.

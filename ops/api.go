@@ -369,7 +369,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	} else {
 		mux.HandleFunc("/", notFound)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: CrossOrigin(mux), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: a.CallTimeout.Duration + snapshotWaitMax + 10*time.Second, MaxHeaderBytes: 16 << 10}
 	o.conns.Store(httpbound.Bound(srv, a.Console.StreamsMax+AdminConnsBeyondStreams))
 	if o.cfg.Listener != nil {
@@ -401,6 +401,25 @@ func adminTLS(a config.Admin) (*tls.Config, error) {
 		return nil, fmt.Errorf("admin TLS (admin.tls_cert_file, tls_key_file, tls_client_ca_file): %w", err)
 	}
 	return tc, nil
+}
+
+// CrossOrigin refuses (403 cross_origin) a request other than GET, HEAD
+// or OPTIONS that a browser sends from a page of another origin, a form's
+// post among them (net/http.CrossOriginProtection: the browser's
+// Sec-Fetch-Site, else its Origin against the Host); the CLI, scripts and
+// the console's own pages pass. Every change needs the operator token in
+// the Authorization header, which no such form sends, but the console's
+// sign-in needed nothing more than a form's token: a page elsewhere could
+// sign a browser in with a token of its choosing, whose pages it then
+// showed. A cluster node's status listener and the metrics listener's test
+// hook are refused alike.
+func CrossOrigin(h http.Handler) http.Handler {
+	p := http.NewCrossOriginProtection()
+	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusForbidden, apiError{Code: "cross_origin",
+			Error: r.Method + " " + r.URL.Path + " from a page of another origin is refused (nothing changed): call the venue from its own pages, the CLI or a script"})
+	}))
+	return p.Handler(h)
 }
 
 // HashToken returns the hex SHA-256 of a token, as [[admin.token]] stores it.
@@ -456,7 +475,7 @@ func authorize(a *config.Admin, loopback bool, r *http.Request, operate bool) (o
 	}
 	if !ok || token == "" {
 		if !operate && loopback {
-			if loopbackHost(r.Host) {
+			if LoopbackHost(r.Host) {
 				return "", 0, "", ""
 			}
 			return "", http.StatusUnauthorized, "unauthorized", fmt.Sprintf("missing bearer token: without one, only a call to a "+
@@ -482,12 +501,12 @@ func authorize(a *config.Admin, loopback bool, r *http.Request, operate bool) (o
 	return operator, 0, "", ""
 }
 
-// loopbackHost reports whether a request's Host names loopback: an
+// LoopbackHost reports whether a request's Host names loopback: an
 // anonymous read on a loopback listener is admitted only then, since a
 // web page on another site can have its own name resolve to 127.0.0.1
 // (DNS rebinding) and read the venue from a browser on the same machine;
 // its requests carry that name (README "Operating the venue").
-func loopbackHost(host string) bool {
+func LoopbackHost(host string) bool {
 	if host == "" {
 		// An HTTP/1.0 request may carry no Host (a health check, a script
 		// of nc): no browser sends one without it, so no web page's name is

@@ -1081,3 +1081,54 @@ func restAroundASnapshot(t *testing.T, s *Server, c *fixclient.Client) int64 {
 	waitUsableSnapshot(t, s)
 	return s.Pipeline().Durable().Load() + 1
 }
+
+// TestConsoleSignInFromAnotherOriginIsRefused: a page of another origin
+// whose form posts a token to the console's sign-in (a page elsewhere
+// signing the browser in with a token of its choosing) is refused, 403,
+// signing nothing in; the console's own sign-in form signs in. The
+// sign-in needed nothing a cross-site form cannot send, and signed in.
+func TestConsoleSignInFromAnotherOriginIsRefused(t *testing.T) {
+	_, base := consoleVenue(t, "")
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/signin"><input name="token" value="%s"><input name="next" value="/sessions"></form>`+
+			`<script>document.forms[0].submit()</script>`, base, aliceToken)
+	}))
+	t.Cleanup(elsewhere.Close)
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, elsewhere.URL)
+	if at, got := navigatedTo(t, ctx, base+"/"); at != base+"/signin" || !strings.Contains(got, `"cross_origin"`) {
+		t.Fatalf("the sign-in posted from another origin led to %s, showing %.300q; want the 403 cross_origin refusal", at, got)
+	}
+	// The console's own form, in the same browser.
+	browsertest.Open(t, ctx, base+"/signin?next=/sessions")
+	tctx, cancel := context.WithTimeout(ctx, browsertest.Wait)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.SetValue(chromedp.CSS(`input[name="token"]`), aliceToken), chromedp.Submit(chromedp.CSS(`form.auth`))); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := navigatedTo(t, ctx, base+"/sessions"); at != base+"/sessions" {
+		t.Fatalf("the console's own sign-in led to %s, want the page asked, /sessions", at)
+	}
+}
+
+// navigatedTo waits, within browsertest.Wait, for the tab of ctx, which a
+// form's post navigates, to show a loaded page whose URL starts with
+// prefix, and returns its URL and text. A poll that meets the navigation
+// (its page's context gone) is tried again.
+func navigatedTo(t *testing.T, ctx context.Context, prefix string) (url, text string) {
+	t.Helper()
+	deadline := time.Now().Add(browsertest.Wait)
+	for {
+		tctx, cancel := context.WithTimeout(ctx, time.Second)
+		at, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`document.readyState === "complete" ? [location.href, document.body.innerText] : []`))
+		cancel()
+		if err == nil && len(at) == 2 && strings.HasPrefix(at[0], prefix) {
+			return at[0], at[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no page at %s within %s: %v %q", prefix, browsertest.Wait, err, at)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

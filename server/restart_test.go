@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quickfixgo/quickfix"
+
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
@@ -80,6 +82,44 @@ func TestSetSeqNumsHook(t *testing.T) {
 	resp, _ = http.Post("http://"+s.MetricsAddr()+"/test/seqnums?session=nope", "", nil)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown session: status %d", resp.StatusCode)
+	}
+	// The hook takes no token: a page a browser on the machine shows, of
+	// another origin (a form's post), or under its own name resolved to
+	// loopback (DNS rebinding), is refused, changing nothing.
+	id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: s.cfg.Venue.SenderCompID, TargetCompID: "CLIENT1"}
+	st, ok := s.stores.Lookup(id)
+	if !ok {
+		t.Fatal("CLIENT1 has no store")
+	}
+	next := st.NextSenderMsgSeqNum()
+	for _, c := range []struct {
+		what   string
+		header http.Header
+		host   string
+	}{
+		{"a form of another origin", http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"http://elsewhere.example"}}, ""},
+		{"a page of another port of the host", http.Header{"Sec-Fetch-Site": {"same-site"}, "Origin": {"http://127.0.0.1:1"}}, ""},
+		{"a page under a name rebound to loopback", http.Header{"Sec-Fetch-Site": {"same-origin"}, "Origin": {"http://rebound.example"}}, "rebound.example"},
+	} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+s.MetricsAddr()+"/test/seqnums?session=FIX.4.4:"+s.cfg.Venue.SenderCompID+"->CLIENT1&next_sender=900", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = c.header
+		if c.host != "" {
+			req.Host = c.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: HTTP %d, want 403", c.what, resp.StatusCode)
+		}
+	}
+	if got := st.NextSenderMsgSeqNum(); got != next {
+		t.Fatalf("the venue's next sequence number to CLIENT1 moved from %d to %d by refused calls", next, got)
 	}
 }
 

@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -96,14 +99,29 @@ func TestMetricsListenerClosesStalledRequests(t *testing.T) {
 	waitServed(t, "http://"+s.MetricsAddr()+"/metrics")
 }
 
-// TestClusterStatusListenerClosesStalledRequests: a cluster node's status
+// TestClusterStatusListenerAgainstHostileCallers: a cluster node's status
 // listener (its /cluster/status and /metrics, which read without a token)
-// closes requests whose body never comes as the metrics listener does.
-func TestClusterStatusListenerClosesStalledRequests(t *testing.T) {
+// closes requests whose body never comes as the metrics listener does;
+// and a leadership transfer a browser posts from a page of another origin
+// is refused (403 cross_origin), even with an operator token, as the
+// admin API's changes are.
+func TestClusterStatusListenerAgainstHostileCallers(t *testing.T) {
 	t.Parallel()
-	nodes := startInProcessCluster(t, newPromotionPause("(no pause in this test)"), nil)
+	nodes := startInProcessCluster(t, newPromotionPause("(no pause in this test)"), func(_ int, cfg *config.Config) {
+		cfg.Admin.Tokens = append(cfg.Admin.Tokens, config.AdminToken{Operator: "alice", SHA256: ops.HashToken(aliceToken)})
+	})
 	addr := nodes[0].StatusAddr()
 	conns := stallRequests(t, addr, "/cluster/status")
 	expectClosed(t, conns)
 	waitServed(t, "http://"+addr+"/cluster/status")
+
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/cluster/transfer?to=2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = http.Header{"Authorization": {"Bearer " + aliceToken}, "Sec-Fetch-Site": {"cross-site"}, "Origin": {"http://elsewhere.example"}}
+	a := admintest.Do(t, req)
+	if a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), `"cross_origin"`) {
+		t.Fatalf("a transfer posted from another origin: HTTP %d %s, want 403 cross_origin", a.Status, a.Body)
+	}
 }

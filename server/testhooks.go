@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // handleSetSeqNums serves POST /test/seqnums?session=FIX.4.4:ISLD->TW&next_sender=N&next_target=M
@@ -15,6 +17,14 @@ import (
 func (s *Server) handleSetSeqNums(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	// The hook takes no token: on its loopback listener, a page a browser
+	// on the machine shows could call it under its own name resolved to
+	// loopback (DNS rebinding; a page of another origin is refused before,
+	// ops.CrossOrigin).
+	if !ops.LoopbackHost(r.Host) {
+		http.Error(w, "the test hook is called by a loopback name (127.0.0.1, [::1], localhost), not "+strconv.Quote(r.Host), http.StatusForbidden)
 		return
 	}
 	q := r.URL.Query()

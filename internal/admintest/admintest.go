@@ -22,6 +22,7 @@ type Answer struct {
 	ContentType string
 	Allow       string // the Allow header (a 405's methods)
 	RetryAfter  string // the Retry-After header (a 503's)
+	Header      http.Header
 	Body        []byte // up to BodyBytesMax; what arrived when reading stopped
 }
 
@@ -36,6 +37,12 @@ func Call(t testing.TB, method, url, token, body string) Answer {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	return Do(t, req)
+}
+
+// Do sends req (its headers as the caller set them) and returns the answer.
+func Do(t testing.TB, req *http.Request) Answer {
+	t.Helper()
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -45,5 +52,5 @@ func Call(t testing.TB, method, url, token, body string) Answer {
 	// callers judge the status and the part they need.
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, BodyBytesMax))
 	return Answer{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Allow: resp.Header.Get("Allow"), RetryAfter: resp.Header.Get("Retry-After"), Body: b}
+		Allow: resp.Header.Get("Allow"), RetryAfter: resp.Header.Get("Retry-After"), Header: resp.Header, Body: b}
 }
