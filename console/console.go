@@ -328,6 +328,8 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, cookie)
+	// The answer carries the token (its cookie): no cache keeps it.
+	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

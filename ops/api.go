@@ -578,7 +578,13 @@ func (o *Ops) refuseCatchingUp(w http.ResponseWriter) {
 func operatorOf(r *http.Request) string { s, _ := r.Context().Value(operatorKey{}).(string); return s }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	// An answer echoes what a caller gave (a path, a symbol, a Host): no
+	// browser may read it as anything but JSON. And none is kept: each
+	// says the venue's state at its time, some to a token's holder only.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

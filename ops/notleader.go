@@ -41,8 +41,14 @@ func answerNotLeader(w http.ResponseWriter, r *http.Request, e apiError) {
 		}
 		page.Link = scheme + page.Addr + r.URL.EscapedPath()
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	// As the console's pages (console.Console.ServeHTTP): no script, no
+	// style, never framed, nothing of the page's path sent elsewhere.
+	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_ = notLeaderPage.Execute(w, page)
 }

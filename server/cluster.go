@@ -880,8 +880,15 @@ func (c *ClusterNode) serve(next uint64) {
 // answer within WriteTimeout (a client that stops reading a /metrics
 // larger than the socket buffers), and a connection between requests,
 // kept for the scraper's next, within IdleTimeout.
+//
+// Every answer is marked nosniff: a browser reads /metrics, /cluster/status
+// and their refusals as what their Content-Type says, never as a page.
 func statusServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	nosniff := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+	return &http.Server{Handler: nosniff, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
 }
 
@@ -1084,6 +1091,7 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 			})
 		}
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(out)
 	})
 	mux.HandleFunc("/cluster/transfer", func(w http.ResponseWriter, r *http.Request) {

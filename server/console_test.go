@@ -417,6 +417,71 @@ func TestConsoleSignInTrimsAPastedToken(t *testing.T) {
 	}
 }
 
+// TestAdminAnswersHeaders: what a browser may do with each answer of the
+// admin listener and the metrics listener, from its headers. The
+// console's pages load their own script and style only, are never framed
+// and never kept; the admin API's JSON, which echoes what a caller gave (a
+// path, a Host) and holds state some tokens only may read, is read as
+// JSON only and never kept (it was neither); so is the sign-in's answer,
+// which carries the token in its cookie; /metrics is read as what it is.
+func TestAdminAnswersHeaders(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	base := "http://" + s.AdminAddr()
+	get := func(url, host string) admintest.Answer {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		return admintest.Do(t, req)
+	}
+	check := func(what string, a admintest.Answer, status int, want map[string]string) {
+		t.Helper()
+		if a.Status != status {
+			t.Errorf("%s: HTTP %d, want %d", what, a.Status, status)
+		}
+		for k, v := range want {
+			if got := a.Header.Get(k); !strings.Contains(got, v) {
+				t.Errorf("%s: %s %q, want %q", what, k, got, v)
+			}
+		}
+	}
+	page := map[string]string{"Content-Type": "text/html", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'", "Referrer-Policy": "no-referrer"}
+	for _, p := range []string{"/market", "/market/ACME", "/sessions", "/sessions/CLIENT1", "/latency", "/operations"} {
+		check("GET "+p, get(base+p, ""), 200, page)
+		check("GET "+p+" by a name that is not loopback's", get(base+p, "venue.example"), 401, page)
+	}
+	check("GET /signin", get(base+"/signin", "venue.example"), 200, page)
+	check("GET /nothing", get(base+"/nothing", ""), 404, page)
+	if a := get(base+"/market", ""); !strings.Contains(a.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Errorf("GET /market: Content-Security-Policy %q lets another page frame it", a.Header.Get("Content-Security-Policy"))
+	}
+	check("GET /static/console.js", get(base+"/static/console.js", ""), 200, map[string]string{"Content-Type": "javascript", "X-Content-Type-Options": "nosniff"})
+	api := map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+	check("GET /v1/status", get(base+"/v1/status", ""), 200, api)
+	check("GET /v1/status by a name that is not loopback's", get(base+"/v1/status", "venue.example"), 401, api)
+	check("GET /v1/nothing", get(base+"/v1/nothing", ""), 404, api)
+	check("GET /healthz", get(base+"/healthz", ""), 200, api)
+	check("POST /v1/eod without a token", admintest.Call(t, http.MethodPost, base+"/v1/eod", "", `{"reason":"x"}`), 401, api)
+	check("POST /v1/eod with a body that is not JSON", admintest.Call(t, http.MethodPost, base+"/v1/eod", aliceToken, `{"reason":`), 400, api)
+
+	noRedirect := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(base+"/signin", url.Values{"token": {aliceToken}, "next": {"/market"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("sign-in: HTTP %d, cookies %v, Cache-Control %q, want 303, the cookie and no-store", resp.StatusCode, resp.Cookies(), resp.Header.Get("Cache-Control"))
+	}
+	check("GET /metrics", get("http://"+s.MetricsAddr()+"/metrics", ""), 200, map[string]string{"Content-Type": "text/plain", "X-Content-Type-Options": "nosniff"})
+}
+
 // TestAdminListenerBoundsSilentConnections: connections to the admin
 // listener that send no request (anyone who can reach it may open them by
 // the thousand) are held at most admin.console.streams_max + 64 at once:

@@ -124,4 +124,44 @@ func TestClusterStatusListenerAgainstHostileCallers(t *testing.T) {
 	if a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), `"cross_origin"`) {
 		t.Fatalf("a transfer posted from another origin: HTTP %d %s, want 403 cross_origin", a.Status, a.Body)
 	}
+
+	// What a browser may do with the answers: the status and the metrics
+	// are read as what they are, the status never kept; a follower's page
+	// for a browser (its console is the leader's) runs nothing and is
+	// never framed, as the console's pages.
+	a = admintest.Call(t, http.MethodGet, "http://"+addr+"/cluster/status", "", "")
+	if a.Status != 200 || a.Header.Get("X-Content-Type-Options") != "nosniff" || a.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("GET /cluster/status: HTTP %d, headers %v, want nosniff and no-store", a.Status, a.Header)
+	}
+	a = admintest.Call(t, http.MethodGet, "http://"+addr+"/metrics", "", "")
+	if a.Status != 200 || a.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("GET /metrics: HTTP %d, headers %v, want nosniff", a.Status, a.Header)
+	}
+	follower := -1
+	deadline := time.Now().Add(stalledWithin)
+	for follower < 0 {
+		for i, n := range nodes {
+			if n.Server() != nil {
+				follower = (i + 1) % len(nodes) // a leader was elected: the next node follows
+			}
+		}
+		if follower < 0 && time.Now().After(deadline) {
+			t.Fatalf("no leader within %s", stalledWithin)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	req, err = http.NewRequest(http.MethodGet, "http://"+nodes[follower].adminL.Addr().String()+"/market", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	a = admintest.Do(t, req)
+	if csp := a.Header.Get("Content-Security-Policy"); a.Status != http.StatusServiceUnavailable || !strings.Contains(string(a.Body), "does not lead") ||
+		!strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") || a.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("a follower's console page: HTTP %d, headers %v: %.300s", a.Status, a.Header, a.Body)
+	}
+	a = admintest.Call(t, http.MethodGet, "http://"+nodes[follower].adminL.Addr().String()+"/v1/status", "", "")
+	if a.Status != http.StatusServiceUnavailable || a.Header.Get("X-Content-Type-Options") != "nosniff" || a.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("a follower's GET /v1/status: HTTP %d, headers %v, want 503 with nosniff and no-store", a.Status, a.Header)
+	}
 }
