@@ -570,8 +570,8 @@ func TestConsoleTokenAHeaderCannotCarry(t *testing.T) {
 // listInstrument lists symbol through the admin API as alice.
 func listInstrument(t *testing.T, s *Server, symbol string) {
 	t.Helper()
-	add := fmt.Sprintf(`{"reason": "listing %s", "symbol": %q, "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
-		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`, symbol, symbol)
+	add := fmt.Sprintf(`{"reason": %q, "symbol": %q, "tick_size": "0.05", "lot_size": 10, "min_qty": 10,
+		"max_qty": 10000, "ref_price": "20.00", "band_percent": 10}`, "listing "+symbol, symbol)
 	if status := adminCall(t, s, "POST", "/v1/instruments", aliceToken, add, nil); status != 200 {
 		t.Fatalf("POST /v1/instruments %s: HTTP %d", symbol, status)
 	}
@@ -1131,4 +1131,38 @@ func navigatedTo(t *testing.T, ctx context.Context, prefix string) (url, text st
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestConsoleShowsMarkupInAnInstrumentsSymbolAsText: a symbol may hold any
+// printable character but a space and '=' (an instrument an operator
+// lists, or the configuration's): one holding markup is shown as text on
+// every page that names it (the server's templates, and the script's
+// tables, summary, links and journal list), its book is reached through
+// its link and its stream, and nothing of it becomes an element.
+func TestConsoleShowsMarkupInAnInstrumentsSymbolAsText(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	const symbol = `<i>X&"'</i>`
+	listInstrument(t, s, symbol)
+	ctx := browsertest.New(t)
+	noMarkup := `document.querySelectorAll("main i, header i, title i").length === 0`
+	browsertest.Open(t, ctx, base+"/market")
+	browsertest.WaitFor(t, ctx, "the market lists the symbol as text", fmt.Sprintf(
+		`[...document.querySelectorAll("#market tbody tr td:first-child")].some((c) => c.innerText === %q) && `+noMarkup, symbol))
+	// Its link leads to its book, whose stream goes live.
+	browsertest.WaitFor(t, ctx, "follow the symbol's link", fmt.Sprintf(
+		`(() => { const a = [...document.querySelectorAll("#market tbody a")].find((a) => a.innerText === %q); if (!a) return false; a.click(); return true; })()`, symbol))
+	at, _ := navigatedTo(t, ctx, base+"/market/")
+	if p, err := url.PathUnescape(strings.TrimPrefix(at, base+"/market/")); err != nil || p != symbol {
+		t.Fatalf("the symbol's link led to %s", at)
+	}
+	browsertest.WaitFor(t, ctx, "the book's stream goes live", `document.getElementById("live").textContent === "live"`)
+	browsertest.WaitFor(t, ctx, "the book names the symbol as text", fmt.Sprintf(
+		`document.getElementById("sym").innerText === %q && document.title.startsWith(%q) && `+noMarkup, symbol, symbol))
+	browsertest.Open(t, ctx, base+"/operations")
+	browsertest.WaitFor(t, ctx, "Operations lists the symbol and its listing as text", fmt.Sprintf(
+		`[...document.querySelectorAll("#ops-instruments tbody tr td:first-child")].some((c) => c.innerText === %q) && `+
+			`[...document.querySelectorAll("#journal tbody tr")].some((r) => r.cells[3].innerText === %q) && `+noMarkup, symbol, symbol))
+	// The 404 page of an unknown symbol holding markup names it as text.
+	browsertest.Open(t, ctx, base+"/market/"+url.PathEscape(`<i>Y</i>`))
+	browsertest.WaitFor(t, ctx, "the 404 page names the symbol as text", `document.querySelector("main").innerText.includes('no instrument "<i>Y</i>"') && `+noMarkup)
 }
