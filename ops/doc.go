@@ -27,7 +27,9 @@
 // another name may be a web page's own, resolved to loopback), else a read or operator token. The web console (package console) is served on the same
 // listener (SetConsole) and goes through Authorize too. A cluster node's
 // leadership transfer, on its status listener, is a change checked the same
-// way (AuthorizeChange).
+// way (AuthorizeChange). A POST a browser sends from a page of another
+// origin is refused before (CrossOrigin), on these listeners and on the
+// metrics listener.
 //
 // POST /v1/instruments (instruments.go) lists a new instrument without a
 // restart: the request is checked in full (symbol, tick, price on the
