@@ -139,7 +139,13 @@
 // failed fsync Linux may already have discarded the dirty pages, so a later
 // successful fsync would vouch for data that is gone. The files are left
 // as they are; whatever partial frame the failure left is after the last
-// complete record, so recovery cuts it as a torn tail.
+// complete record, so recovery cuts it as a torn tail. A segment that no
+// longer has a name in the file system (removed, or its directory, while
+// the writer holds it open) fails the same way (ErrSegmentRemoved): its
+// writes and syncs succeed, but its records go with the process, so each
+// flush, and each roll for the records it leaves in the old segment,
+// checks the segment's link count (one fstat) before the durable sequence
+// moves.
 //
 // # The group-commit loop: beside the matcher, not after it
 //

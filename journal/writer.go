@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fixvenue/fixvenue/core/ring"
@@ -102,6 +103,12 @@ var (
 	// ErrPayloadSize is returned by Append for an empty or oversized
 	// payload; nothing is written.
 	ErrPayloadSize = errors.New("journal: payload size")
+	// ErrSegmentRemoved is the cause of the failed state when the segment
+	// being written no longer has a name in the file system (it, or the
+	// journal directory, was removed while the venue ran): a sync of it
+	// still succeeds, but its records go with the process, so nothing
+	// written to it is durable.
+	ErrSegmentRemoved = errors.New("the segment file was removed from the journal directory: its records would be lost when the process ends")
 )
 
 // FailedError is the fail-stop state: a write or sync failed, so the
@@ -150,6 +157,7 @@ type Writer struct {
 	batchBytes int    // their payload bytes
 	closed     bool
 
+	segStat  syscall.Stat_t // linked's, kept so that its check does not allocate
 	durable  *ring.Sequence // highest seq known durable (-1 none)
 	failure  atomic.Pointer[FailedError]
 	stats    Stats
@@ -307,6 +315,9 @@ func (w *Writer) Flush() error {
 		w.stats.FsyncNsLast.Store(syncNs)
 		storeMax(&w.stats.FsyncNsMax, syncNs)
 	}
+	if err := w.linked(); err != nil {
+		return w.fail("link check", err)
+	}
 	// The store comes after the sync returned: a reader that sees the new
 	// value may tell the world, and the data is on disk by then.
 	w.durable.Store(w.lastSeq)
@@ -380,11 +391,32 @@ func (w *Writer) roll(firstSeq uint64) error {
 	if err := w.cfg.Sync(w.seg, SyncData); err != nil {
 		return w.fail("sync before roll", err)
 	}
+	// The batch's records written to this segment are made durable by the
+	// next Flush, which checks only the new segment.
+	if err := w.linked(); err != nil {
+		return w.fail("link check before roll", err)
+	}
 	if err := w.seg.Close(); err != nil {
 		return w.fail("close before roll", err)
 	}
 	w.seg = nil
 	return w.startSegment(firstSeq)
+}
+
+// linked checks that the current segment still has a name in the file
+// system. A segment removed while it is open (an rm -r of the data
+// directory, a volume replaced under the venue) takes every write and sync
+// without an error, and its records would be acknowledged and then lost at
+// the next start: one fstat per flush, against an fdatasync, makes that a
+// failure instead.
+func (w *Writer) linked() error {
+	if err := syscall.Fstat(int(w.seg.Fd()), &w.segStat); err != nil {
+		return err
+	}
+	if w.segStat.Nlink == 0 {
+		return ErrSegmentRemoved
+	}
+	return nil
 }
 
 // fail enters the failed state (once) and returns the FailedError.

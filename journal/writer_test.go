@@ -336,6 +336,44 @@ func TestFailStopOnFullDiskAtRoll(t *testing.T) {
 	appendRange(t, w, uint64(durable+1), uint64(durable+50), 10)
 }
 
+// TestFailStopOnRemovedSegment: a segment removed while it is written (the
+// data directory removed under the venue) takes writes and syncs without an
+// error, and its records would be gone at the next start. The flush after
+// the removal fails instead of advancing the durable sequence, whether the
+// removed segment is the one being written or one the batch left at a roll.
+func TestFailStopOnRemovedSegment(t *testing.T) {
+	for _, atRoll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("at roll %v", atRoll), func(t *testing.T) {
+			dir := t.TempDir()
+			w := openWriter(t, dir, smallConfig())
+			defer w.Close()
+			appendRange(t, w, 0, 10, 0)
+			segs := segmentPaths(t, dir)
+			if err := os.Remove(segs[len(segs)-1]); err != nil {
+				t.Fatal(err)
+			}
+			// At a roll, the append that rolls fails: the records before it
+			// went to the removed segment.
+			var err error
+			s := uint64(10)
+			for created := w.Stats().SegmentsCreated.Load(); ; s++ {
+				if err = w.Append(s, payloadFor(s)); err != nil || !atRoll || w.Stats().SegmentsCreated.Load() > created {
+					break
+				}
+			}
+			if err == nil {
+				err = w.Flush()
+			}
+			if !errors.Is(err, journal.ErrFailed) || !errors.Is(err, journal.ErrSegmentRemoved) {
+				t.Fatalf("records 10..%d written to a removed segment: %v, want ErrFailed wrapping ErrSegmentRemoved", s, err)
+			}
+			if w.Durable() != 9 {
+				t.Fatalf("durable %d after the removal, want 9", w.Durable())
+			}
+		})
+	}
+}
+
 func TestPolicyNoneNeverSyncsRecords(t *testing.T) {
 	rec := newSyncRecorder()
 	w := openWriter(t, t.TempDir(), journal.Config{Policy: journal.PolicyNone, Sync: rec.sync})
