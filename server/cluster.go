@@ -1234,7 +1234,7 @@ func (c *ClusterNode) registerMetrics() {
 	// A follower has no venue metrics: its failing journal snapshots
 	// showed in its log alone. One snapshotter as follower and as leader
 	// (Replica.Snaps), so the figures go on across a promotion.
-	c.reg.MustRegister(snapshotMetrics("fixvenue_cluster_", " by this node, as follower and as leader", func() *journal.Snapshotter { return c.snaps })...)
+	c.reg.MustRegister(snapshotMetrics("fixvenue_cluster_", " by this node, as follower and as leader", func() []*journal.Snapshotter { return []*journal.Snapshotter{c.snaps} })...)
 }
 
 // promotionWait bounds how long Close waits for a promotion in progress

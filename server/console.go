@@ -69,7 +69,7 @@ func (s *Server) buildTape() error {
 	}
 	// One more than the journal keeps, as for the feed's state.
 	snaps, err := journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.consoleStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
-		Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync})
+		Durable: s.journal.DurableSequence(), Logger: s.log.With("state", "console"), Sync: s.opts.JournalSync})
 	if err != nil {
 		return err
 	}

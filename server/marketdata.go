@@ -28,7 +28,7 @@ func (s *Server) buildFeed() error {
 	// there even while the next one is being written.
 	var err error
 	if s.mdSnaps, err = journal.NewSnapshotter(journal.SnapshotterConfig{Dir: s.mdStateDir(), Keep: journal.DefaultSnapshotsKept + 1,
-		Durable: s.journal.DurableSequence(), Logger: s.log, Sync: s.opts.JournalSync}); err != nil {
+		Durable: s.journal.DurableSequence(), Logger: s.log.With("state", "market data"), Sync: s.opts.JournalSync}); err != nil {
 		return err
 	}
 	capture := s.mdSnaps.Capture

@@ -399,27 +399,48 @@ type sideState struct {
 	restore func(io.Reader) error
 }
 
-// snapshotMetrics are the figures of the journal snapshotter snaps
-// returns (nil: none, journal.snapshot_interval unset), named with prefix,
-// whose ending each help's first sentence ("" for the venue's).
-func snapshotMetrics(prefix, whose string, snaps func() *journal.Snapshotter) []prometheus.Collector {
-	stat := func(f func(*journal.SnapshotterStats) int64, none int64) func() float64 {
-		return func() float64 {
-			sn := snaps()
-			if sn == nil {
-				return float64(none)
-			}
-			return float64(f(sn.Stats()))
+// snapshotMetrics are the figures of the snapshots snaps returns: the
+// journal's snapshotter first (nil: none, journal.snapshot_interval unset),
+// then those of the states kept beside its snapshots, whose failures count
+// too (snapshotFailures); named with prefix, whose ending each help's first
+// sentence ("" for the venue's).
+func snapshotMetrics(prefix, whose string, snaps func() []*journal.Snapshotter) []prometheus.Collector {
+	last := func() float64 {
+		if sn := snaps(); sn[0] != nil {
+			return float64(sn[0].Stats().LastSeq.Load())
 		}
+		return -1
+	}
+	taken := func() float64 {
+		if sn := snaps(); sn[0] != nil {
+			return float64(sn[0].Stats().Taken.Load())
+		}
+		return 0
 	}
 	return []prometheus.Collector{
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: prefix + "snapshots_total", Help: "Journal snapshots published since start" + whose + "."},
-			stat(func(st *journal.SnapshotterStats) int64 { return st.Taken.Load() }, 0)),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: prefix + "snapshot_failures_total", Help: "Journal snapshots that failed (capture, write or durability wait) since start" + whose + "; see the log for why."},
-			stat(func(st *journal.SnapshotterStats) int64 { return st.Failed.Load() }, 0)),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: prefix + "snapshot_last_seq", Help: "Command seq of the last journal snapshot published since start" + whose + " (-1: none)."},
-			stat(func(st *journal.SnapshotterStats) int64 { return st.LastSeq.Load() }, -1)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: prefix + "snapshots_total", Help: "Journal snapshots published since start" + whose + "."}, taken),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: prefix + "snapshot_failures_total",
+			Help: "Snapshots that failed (capture, write or durability wait) since start" + whose + ": the journal's, or a state saved beside one " +
+				"(market data, console), without which a start passes that snapshot over; see the log for why."},
+			func() float64 { return float64(snapshotFailures(snaps())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: prefix + "snapshot_last_seq", Help: "Command seq of the last journal snapshot published since start" + whose + " (-1: none)."}, last),
 	}
+}
+
+// snapshotFailures counts the snapshots that failed, the journal's and
+// those of the states kept beside them: a journal snapshot written without
+// its market data or console state is one a start passes over, and when
+// every one lacks it (its directory refusing writes) the venue replays its
+// whole journal at the next start, while the journal's own counters showed
+// every snapshot taken.
+func snapshotFailures(all []*journal.Snapshotter) int64 {
+	var n int64
+	for _, snaps := range all {
+		if snaps != nil {
+			n += snaps.Stats().Failed.Load()
+		}
+	}
+	return n
 }
 
 // sideStates are the states this venue keeps beside its snapshots.
@@ -1317,5 +1338,7 @@ func (s *Server) registerCoreMetrics() {
 	)
 	// Snapshots only shorten a start, so a failing one stops nothing:
 	// these are how it is noticed (docs/ARCHITECTURE.md, "The path of an order", Snapshots).
-	s.registry.MustRegister(snapshotMetrics("fixvenue_", "", func() *journal.Snapshotter { return s.snaps })...)
+	s.registry.MustRegister(snapshotMetrics("fixvenue_", "", func() []*journal.Snapshotter {
+		return []*journal.Snapshotter{s.snaps, s.mdSnaps, s.consoleSnaps}
+	})...)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -78,4 +80,48 @@ func TestJournalRemovedUnderTheVenueHalts(t *testing.T) {
 	if st := venueStatus(t, v); st.Ready || !strings.Contains(st.Halted, "removed") {
 		t.Fatalf("/v1/status after the journal was removed: %+v", st)
 	}
+}
+
+// TestSnapshotStateFailuresAreCounted: a start loads a journal snapshot
+// only with the states kept beside it (here the console's). With their
+// directory refusing writes, every journal snapshot was written and counted
+// while none could serve a start, which would replay the whole journal:
+// the state's failures count in fixvenue_snapshot_failures_total, the
+// metric to alert on, and the log names the state.
+func TestSnapshotStateFailuresAreCounted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	v := startVenue(t, writeVenueConfig(t, dir, diskVenueTOML+"[journal]\nsnapshot_interval = \"100ms\"\n"), "--metrics-addr", "127.0.0.1:0")
+	// A file where the directory was: every state file fails to open.
+	state := filepath.Join(dir, "data", "consolestate")
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	// Snapshots are taken while commands come, and the tape saves its
+	// state at the first event after each.
+	for n := 0; ; n++ {
+		restDayBuy(t, c, fmt.Sprintf("o%d", n))
+		m := metricstest.Scrape(t, v.ready.MetricsAddr)
+		taken, failed := metricstest.Float(t, m, "fixvenue_snapshots_total"), metricstest.Float(t, m, "fixvenue_snapshot_failures_total")
+		if failed > 0 {
+			break
+		}
+		if taken >= 5 {
+			t.Fatalf("%v journal snapshots taken, none with its console state, and %v failures counted:\n%s", taken, failed, lastLines(v.logs(), 20))
+		}
+		if n == 500 {
+			t.Fatalf("no snapshot after %d orders:\n%s", n, lastLines(v.logs(), 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, line := range strings.Split(v.logs(), "\n") {
+		if strings.Contains(line, `msg="journal: snapshot not written"`) && strings.Contains(line, "state=console") {
+			return
+		}
+	}
+	t.Fatalf("no log line names the console state that was not written:\n%s", lastLines(v.logs(), 20))
 }
