@@ -124,6 +124,10 @@ type StatusInfo struct {
 	// Halted is the fail-stop's cause (a journal or matcher failure): the
 	// venue refuses every order until it is restarted. Empty while trading.
 	Halted string `json:"halted,omitempty"`
+	// Stalled says that commands have waited for seconds with none made
+	// durable: the journal's disk does not complete its writes, and their
+	// orders wait unanswered. Empty while the journal keeps up.
+	Stalled string `json:"stalled,omitempty"`
 	// Capacity is what the matcher holds of each bound: at a bound new
 	// orders are refused (CapacityExceeded).
 	Capacity []CapacityInfo `json:"capacity,omitempty"`
@@ -733,6 +737,8 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 		EventsHash: fmt.Sprintf("%016x", h), ScheduleEnabled: o.plan != nil, LastEndOfDay: o.lastEOD.Load()}
 	if err := o.Halted(); err != nil {
 		st.Ready, st.Halted = false, err.Error() // as /readyz says
+	} else if o.cfg.Stalled != nil {
+		st.Stalled = o.cfg.Stalled()
 	}
 	if o.cfg.Usage != nil {
 		st.Capacity = capacityOf(o.cfg.Usage())

@@ -133,6 +133,9 @@ type Config struct {
 	// Usage, when set, reads what the matcher holds of its bounds, for
 	// /v1/status (docs/ARCHITECTURE.md, "Capacity").
 	Usage func() core.Usage
+	// Stalled, when set, says for /v1/status how long commands have waited
+	// with none made durable ("" while the journal keeps up).
+	Stalled func() string
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// Listener, when set, is where the admin API accepts connections

@@ -34,6 +34,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	oc.Listed = s.instrumentListed
 	oc.UsableSnapshot = s.usableSnapshot
 	oc.Usage = s.usage.load
+	oc.Stalled = s.stalled
 	oc.TimersDue = s.usage.nextDueNs.Load
 	o, err := ops.New(oc)
 	if err != nil {

@@ -117,6 +117,8 @@ type Server struct {
 	tapeEvents   marketdata.EventSource // the tape's events when the console is off
 	consoleSnaps *journal.Snapshotter
 	stopSnaps    chan struct{}
+	// stall is what the stall watch found (stall.go).
+	stall stallWatch
 	// fixServing is set once FIX logons are taken (after the schedule's
 	// catch-up): /readyz waits for it.
 	fixServing atomic.Bool
@@ -1053,6 +1055,11 @@ func (s *Server) Start() error {
 	}()
 	s.startConsole()
 	s.stopSnaps = make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.watchDurable(s.stopSnaps)
+	}()
 	if s.snaps != nil && s.cfg.Journal.SnapshotInterval.Duration > 0 {
 		s.wg.Add(1)
 		go func() {
@@ -1329,6 +1336,9 @@ func (s *Server) registerCoreMetrics() {
 			func() float64 { return float64(int64(p.SeqBase()) + p.Commands.Cursor() - p.Durable().Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_durable_seq", Help: "Last durable command sequence."},
 			func() float64 { return float64(p.Durable().Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_stalled_seconds",
+			Help: "How long commands have waited with none made durable (0 while the journal keeps up): a disk that stops completing writes shows here, its orders unanswered, while fixvenue_halted stays 0."},
+			func() float64 { return time.Duration(s.stall.stalledNs.Load()).Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_matcher_parks_total", Help: "Times the matcher parked waiting for commands since start; each ends with a wake-up of its thread (an OS hand-off when it is locked), with more than one P once per journal batch at most."},
 			func() float64 { return float64(p.MatcherParks()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_events_total", Help: "Events written by the matcher since start."},

@@ -722,6 +722,9 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 	if st.Halted != "" {
 		fmt.Fprintf(w, "HALTED\t%s (orders are refused until the venue is restarted)\n", st.Halted)
 	}
+	if st.Stalled != "" {
+		fmt.Fprintf(w, "STALLED\t%s\n", st.Stalled)
+	}
 	fmt.Fprintf(w, "durable seq\t%d\n", st.DurableSeq)
 	fmt.Fprintf(w, "events since start\t%d (hash %s)\n", st.EventsSinceStart, st.EventsHash)
 	fmt.Fprintf(w, "schedule\t%v\n", map[bool]string{true: "on", false: "off"}[st.ScheduleEnabled])
