@@ -52,11 +52,20 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 		s.resends = slidingWindow{limit: ResendRequestsPerSecondMax}
 		s.mu.Unlock()
 	}
-	if !s.loggedOn.Swap(true) {
+	fresh := !s.loggedOn.Swap(true)
+	if fresh {
 		g.metrics.loggedOn.Inc()
 	}
 	s.out.loggedOn.Store(true)
 	g.log.Info("session logged on", "session", id.String())
+	if reason := g.halted(); reason != "" && fresh {
+		// Told as the sessions logged on at the halt were (Halt, which
+		// reads loggedOn after it sets the halt, as this reads the halt
+		// after loggedOn: a session logging on meanwhile is told at least
+		// once): a client that only waits for its resting orders to
+		// trade would otherwise never learn that none will.
+		s.out.enqueue(haltStatus(reason))
+	}
 }
 
 // OnLogout implements quickfix.Application: the venue journals a

@@ -56,8 +56,8 @@
 //
 // After a fail-stop the server calls Halt with the part that failed: every
 // logged-on session gets an unsolicited TradingSessionStatus of the venue,
-// halted, and every later order is refused naming that part, never the
-// cause (docs/ARCHITECTURE.md, "A venue that failed").
+// halted (a session that logs on later gets it at its logon), and every
+// later order is refused naming that part, never the cause (docs/ARCHITECTURE.md, "A venue that failed").
 //
 // # Unsupported order fields
 //

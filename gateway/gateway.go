@@ -328,16 +328,22 @@ func (g *Gateway) Halt(reason string) {
 	if !g.halt.CompareAndSwap(nil, &reason) {
 		return
 	}
-	text := "venue halted: " + reason + "; new orders are refused. An order sent before this message without an answer " +
-		"may or may not have been recorded: once the venue is back, an OrderMassStatusRequest lists the orders it holds"
 	for _, s := range g.sessions {
 		if !s.loggedOn.Load() {
 			continue
 		}
-		m := tradingSessionStatus("", venueTradingSessionID, tradSesHalted, text)
-		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
-		s.out.enqueue(m)
+		s.out.enqueue(haltStatus(reason))
 	}
+}
+
+// haltStatus is the unsolicited TradingSessionStatus of a halted venue,
+// which every session gets at the halt, or at its logon after it (OnLogon).
+func haltStatus(reason string) *quickfix.Message {
+	text := "venue halted: " + reason + "; new orders are refused. An order sent before this message without an answer " +
+		"may or may not have been recorded: once the venue is back, an OrderMassStatusRequest lists the orders it holds"
+	m := tradingSessionStatus("", venueTradingSessionID, tradSesHalted, text)
+	m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
+	return m
 }
 
 // halted returns what clients are told about a halt ("" while trading).

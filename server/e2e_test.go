@@ -609,6 +609,28 @@ func TestSessionStoreFailureHalts(t *testing.T) {
 	}
 }
 
+// TestLogonAfterAHaltIsTold: a session that logs on once the venue has
+// halted (a client that reconnects, one whose store failed) is told so at
+// its logon, as the sessions logged on at the halt were, not only when it
+// sends an order: one that only waits for its resting orders to trade
+// would never learn that none will.
+func TestLogonAfterAHaltIsTold(t *testing.T) {
+	t.Parallel()
+	var fail atomic.Bool
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{JournalSync: failingSync(&fail)})
+	a := logon(t, s, "CLIENT1", true)
+	fail.Store(true)
+	sendOrder(t, a, order{id: "lost1", side: "1", qty: "1", px: "99.00"})
+	if _, err := a.Expect(readWait, "h", map[int]string{336: "ALL", 340: "1"}); err != nil {
+		t.Fatalf("no halt: %v", err)
+	}
+	b := logon(t, s, "CLIENT2", true)
+	h, err := b.Expect(readWait, "h", map[int]string{336: "ALL", 340: "1", 325: "Y"})
+	if err != nil || !strings.HasPrefix(h.Get(58), "venue halted: journal failure;") {
+		t.Fatalf("a session logged on after the halt is not told of it: %v %v", h, err)
+	}
+}
+
 // journal.fix_store_sync paces the FIX stores' fdatasyncs: with a short
 // interval the store written by a logon and an order is synced soon after;
 // with an hour, not at all while the venue runs.
