@@ -18,9 +18,10 @@
 // and writable (mmap): the bytes are in the kernel's page cache the moment the
 // copy ends, without a system call, so they survive the process being killed
 // (kill -9, a panic, an OOM kill): that is the crash this store is built for.
-// The file's blocks are reserved (fallocate) before they are mapped, 1 MiB at
-// first and then doubling by at most 32 MiB at a time, so that a full disk is
-// an error from the store, never a fault on a write to the mapping (the venue
+// The file's blocks are reserved (fallocate, or zeros written where the file
+// system has no fallocate) before they are mapped, 1 MiB at first and then
+// doubling by at most 32 MiB at a time, so that a full disk is an error from
+// the store, never a fault (SIGBUS) on a write to the mapping (the venue
 // halts on it: docs/ARCHITECTURE.md, "A venue that failed"); Close (and
 // Factory.Close, which the venue calls at shutdown) cuts the file back to its
 // records. Surviving a power cut needs the data on disk;

@@ -88,15 +88,41 @@ func (o *Options) failed(err error) error {
 
 // Fallocate reserves f's blocks up to size bytes, so that writes into the
 // mapping cannot fail for lack of space. On a file system without
-// fallocate it extends the file sparsely: a full disk then shows as a fault
-// on the write, as with any mapped file.
+// fallocate (ext2, some network file systems) it writes zeros from the
+// file's end to size instead, as the journal does for its segments: a
+// full disk then fails that write, an error the venue halts on, where a
+// sparse extension left the blocks to the first write into the mapping,
+// a fault (SIGBUS) that ended the process.
 func Fallocate(f *os.File, size int64) error {
-	err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
-	if errors.Is(err, syscall.EOPNOTSUPP) {
-		err = f.Truncate(size)
-	}
-	return err
+	return allocate(f, size, syscall.Fallocate)
 }
+
+// allocate is Fallocate with the system call given (a test's stands for a
+// file system without it).
+func allocate(f *os.File, size int64, fallocate func(fd int, mode uint32, off, n int64) error) error {
+	err := fallocate(int(f.Fd()), 0, 0, size)
+	if !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	// The file ends at the last reservation (or at its records, cut so
+	// when it was opened): the zeros never cover a record.
+	zeros := make([]byte, min(max(size-st.Size(), 0), zeroChunkBytes))
+	for off := st.Size(); off < size; {
+		n, err := f.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off)
+		if err != nil {
+			return err
+		}
+		off += int64(n)
+	}
+	return nil
+}
+
+// zeroChunkBytes bounds one write of allocate's zeros.
+const zeroChunkBytes = 1 << 20
 
 // Factory creates one Store per session, all in one directory, and tracks them
 // so that a Syncer can fsync the ones written since its last pass.

@@ -441,6 +441,62 @@ func TestSyncFailure(t *testing.T) {
 	}
 }
 
+// TestReservationWithoutFallocateTakesTheBlocks: on a file system without
+// fallocate a store's reservation writes zeros, so that the blocks under
+// its mapping are taken then (a full disk fails the reservation, an error
+// the venue halts on) and a write into the mapping never meets a hole that
+// a full disk cannot fill: that is a fault (SIGBUS), and it ended the
+// process. The zeros never cover a record: the store reopens with every
+// message.
+func TestReservationWithoutFallocateTakesTheBlocks(t *testing.T) {
+	unsupported := func(int, uint32, int64, int64) error { return syscall.EOPNOTSUPP }
+	dir := t.TempDir()
+	opts := Options{Dir: dir, Allocate: func(file *os.File, size int64) error { return allocate(file, size, unsupported) }}
+	f, err := NewFactory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := f.Create(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ms.(*Store)
+	// Messages of 1 KiB fill the first 1 MiB reservation and take a second.
+	big := make([]byte, 1024)
+	const saved = 1500
+	for i := 1; i <= saved; i++ {
+		if err := s.SaveMessageAndIncrNextSenderMsgSeqNum(i, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size <= mapBytesMin || st.Blocks*512 < st.Size {
+		t.Fatalf("store of %d bytes holds %d bytes of blocks: its reservation left holes under the mapping", st.Size, st.Blocks*512)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err = NewFactory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ms, err = f.Create(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ms.NextSenderMsgSeqNum(); got != saved+1 {
+		t.Fatalf("reopened store: next sender %d, want %d", got, saved+1)
+	}
+	msgs, err := ms.GetMessages(1, saved)
+	if err != nil || len(msgs) != saved {
+		t.Fatalf("reopened store: %d messages, %v; want %d", len(msgs), err, saved)
+	}
+}
+
 // TestFailuresReachOnFail: a reservation or an fdatasync the file system
 // refuses is returned wrapping ErrFailed and the cause, and reported to the
 // factory's OnFail; a store used after Close is not such a failure.
