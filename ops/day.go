@@ -806,9 +806,18 @@ func (o *Ops) endedDayRecorded() error {
 
 // SnapshotHeldBack says why a snapshot must wait (nil: it may be taken
 // now): the last trading day whose end of day ran is not in
-// schedule.state, even written again now (endedDayRecorded). The server's
-// periodic snapshot waits for it, as the end of day's own does.
-func (o *Ops) SnapshotHeldBack() error { return o.endedDayRecorded() }
+// schedule.state (endedDayRecorded), or another record the venue keeps is
+// behind the journal (Config.Recorded), even written again now. The
+// server's periodic snapshot waits for it, as the end of day's own does.
+func (o *Ops) SnapshotHeldBack() error {
+	if err := o.endedDayRecorded(); err != nil {
+		return err
+	}
+	if o.cfg.Recorded != nil {
+		return o.cfg.Recorded()
+	}
+	return nil
+}
 
 // configuredGroups is the record of the groups run that the configuration
 // still has: a group removed from it (or renamed) is left out when the

@@ -74,7 +74,8 @@
 // SnapshotHeldBack) while the last ended day is not in schedule.state (a
 // full disk; endedDayRecorded writes it again first): a start from a
 // snapshot after that end of day would replay none, and take the day as
-// still open.
+// still open. Nor while another record of the venue is behind its journal
+// (Config.Recorded: the disabled sessions), for the same reason.
 //
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state, each group's phase as last set (by the

@@ -136,6 +136,13 @@ type Config struct {
 	// Stalled, when set, says for /v1/status how long commands have waited
 	// with none made durable ("" while the journal keeps up).
 	Stalled func() string
+	// Recorded, when set, says why a record the venue keeps in its data
+	// directory beside the schedule's is behind its journal (the sessions
+	// an operator disabled, on a full disk), writing it again first; nil
+	// error: written. A start reads such a record and replays only the
+	// commands after its snapshot, so a snapshot waits until the record
+	// holds what the commands before it did (SnapshotHeldBack).
+	Recorded func() error
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// Listener, when set, is where the admin API accepts connections
@@ -806,16 +813,16 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 // applied (eodMu held): a Snapshot command, then, once its file is
 // published, the archiving of the journal segments a start no longer
 // needs. It fills rep in and keeps it as the last end of day's report.
-// Neither is done while the day's end is not in schedule.state
-// (endedDayRecorded): a start from that snapshot would not know the day
-// ended.
+// Neither is done while the day's end is not in schedule.state, or another
+// record is behind the journal (SnapshotHeldBack): a start from that
+// snapshot would not know the day ended, or what the record lacks.
 func (o *Ops) snapshotAndArchive(rep *EndOfDayReport) {
-	if err := o.endedDayRecorded(); err != nil {
+	if err := o.SnapshotHeldBack(); err != nil {
 		// A start from a snapshot after the end of day would not know the
 		// day ended; without it, the start replays the end of day.
-		rep.SnapshotError = "not taken: " + err.Error() + "; a start replays the end of day from the journal"
+		rep.SnapshotError = "not taken: " + err.Error() + "; a start replays the journal from the snapshot before, the end of day included"
 		rep.NotArchived = "no snapshot was written"
-		o.log.Error("end of day: no snapshot, journal not archived: the trading day's end is not recorded", "err", err)
+		o.log.Error("end of day: no snapshot, journal not archived: a record a start reads beside it is not written", "err", err)
 	} else {
 		o.snapshotThenArchive(rep)
 	}

@@ -35,6 +35,9 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	oc.UsableSnapshot = s.usableSnapshot
 	oc.Usage = s.usage.load
 	oc.Stalled = s.stalled
+	if s.sessCtl != nil {
+		oc.Recorded = s.sessCtl.disabled.recorded
+	}
 	oc.TimersDue = s.usage.nextDueNs.Load
 	o, err := ops.New(oc)
 	if err != nil {

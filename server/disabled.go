@@ -35,6 +35,8 @@ type disabledSessions struct {
 	compIDs []string // by session index
 	mu      sync.Mutex
 	ids     map[string]bool
+	// unsaved: a change is not in the file (its write failed).
+	unsaved bool
 }
 
 // newDisabledSessions returns the sessions of cfg disabled in the data
@@ -83,7 +85,7 @@ func (d *disabledSessions) has(compID string) bool {
 }
 
 // set disables or enables a session and writes the file; on an error the
-// change holds in memory only, until a restart.
+// change holds in memory, and the snapshots wait until recorded writes it.
 func (d *disabledSessions) set(compID string, disabled bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -99,8 +101,29 @@ func (d *disabledSessions) set(compID string, disabled bool) error {
 		return nil
 	}
 	if err := ops.WriteFileDurably(d.path, d.encode()); err != nil {
-		return fmt.Errorf("disabled sessions not saved; the change holds until restart: %w", err)
+		d.unsaved = true
+		return fmt.Errorf("disabled sessions not saved (written again before the next snapshot, which waits for it): %w", err)
 	}
+	d.unsaved = false
+	return nil
+}
+
+// recorded writes the list again when a change of it could not be written
+// (a full disk), and says whether the file holds it (ops.Config.Recorded).
+// A start takes the file's list and the disables and enables of the
+// commands it replays, those after its snapshot: from a snapshot taken
+// after a change the file lacks, the start would have a disabled session
+// log on again.
+func (d *disabledSessions) recorded() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.unsaved || d.path == "" {
+		return nil
+	}
+	if err := ops.WriteFileDurably(d.path, d.encode()); err != nil {
+		return fmt.Errorf("the disabled sessions are not in %s (%w)", d.path, err)
+	}
+	d.unsaved = false
 	return nil
 }
 

@@ -2,14 +2,20 @@ package server
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -100,6 +106,59 @@ func TestDisableHoldsWithoutItsFile(t *testing.T) {
 	}
 	s = restart(s)
 	logon(t, s, "CLIENT2", true)
+}
+
+// TestDisableNotWrittenHoldsSnapshotsBack: a disable whose file a full
+// disk refuses (here a directory where its temporary file goes) is done
+// all the same, the command durable. The start reads that file and replays
+// the commands after its snapshot, so a snapshot after the disable would
+// have let the session back in at the next start: the snapshots wait
+// until the file is written again, and once the disk takes it, a restart
+// from the snapshot that follows still refuses the session.
+func TestDisableNotWrittenHoldsSnapshotsBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig())
+	cfg.Journal.SnapshotInterval.Duration = 100 * time.Millisecond
+	var logs lockedbuf.Buffer
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := logon(t, s, "CLIENT1", true)
+	unblock := blockWrite(t, dir, disabledSessionsFile)
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &res); code != 200 {
+		t.Fatalf("disable with its file unwritable: %d, want 200 (the command is durable)", code)
+	}
+	// Commands after the disable: a periodic snapshot is due.
+	n := 0
+	rest := func() {
+		t.Helper()
+		id := fmt.Sprintf("o%d", n)
+		n++
+		sendOrder(t, c, order{id: id, side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+	}
+	waitUntil(t, "the periodic snapshot held back, or taken", func() bool {
+		rest()
+		return strings.Contains(logs.String(), "periodic snapshot held back") || snapshotAfter(t, dir, res.Seq) != 0
+	})
+	if seq := snapshotAfter(t, dir, res.Seq); seq != 0 {
+		t.Fatalf("snapshot %d taken after the disable (seq %d) while its file lacks it", seq, res.Seq)
+	}
+	unblock()
+	waitUntil(t, "a snapshot once the file is written", func() bool {
+		rest()
+		return snapshotAfter(t, dir, res.Seq) != 0
+	})
+	c.Close()
+	total := s.Pipeline().Durable().Load() + 1
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, cfg, Options{})
+	if after := total - int64(res.Seq) - 1; s.Replayed() >= after {
+		t.Fatalf("the restart replayed %d commands, the disable among them: it loaded no snapshot taken after it", s.Replayed())
+	}
+	logonRefused(t, s, "CLIENT2", "after a restart from a snapshot taken after its disable")
 }
 
 // followerSink is a new matcher and a cluster follower's own sink for its

@@ -24,8 +24,9 @@
 // stamped with the times their transitions were due, one stamped with the
 // clock would run the matcher's timers before those transitions. The
 // periodic snapshot also waits while the last ended trading day is not in
-// schedule.state (ops.Ops.SnapshotHeldBack): a start from it would not know
-// the day ended.
+// schedule.state, or the disabled sessions are not in their file
+// (ops.Ops.SnapshotHeldBack): a start from it would not know the day
+// ended, or would let a disabled session log on.
 //
 // Shutdown is the reverse: stop accepting and log sessions out (their
 // SessionDisconnected commands are journaled), drain the rings, flush and close

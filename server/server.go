@@ -779,17 +779,19 @@ func (s *Server) runSnapshots(interval time.Duration) {
 			return
 		}
 		// A start from a snapshot after an end of day the schedule's record
-		// does not hold (a full disk) would not know the day ended; without
-		// it, the start replays the end of day (ops.Ops.SnapshotHeldBack).
+		// does not hold (a full disk) would not know the day ended, nor
+		// one after a disable the disabled sessions' file lacks that the
+		// session is disabled; without it, the start replays those
+		// commands (ops.Ops.SnapshotHeldBack).
 		if err := s.ops.SnapshotHeldBack(); err != nil {
 			if !held {
-				s.log.Warn("periodic snapshot held back until the trading day's end is recorded", "err", err)
+				s.log.Warn("periodic snapshot held back until the records a start reads beside it are written", "err", err)
 			}
 			held = true
 			return
 		} else if held {
 			held = false
-			s.log.Info("periodic snapshots resume: the trading day's end is recorded")
+			s.log.Info("periodic snapshots resume: the records a start reads beside them are written")
 		}
 		seq, ok := s.publish("snapshot command", func(slot []byte, seq uint64) {
 			var c venue.Snapshot
