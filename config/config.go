@@ -283,9 +283,10 @@ func (e Engine) MatcherThread(cpus int) MatcherThread {
 type Journal struct {
 	Fsync        journal.Policy `toml:"fsync"`
 	SegmentBytes int64          `toml:"segment_bytes"`
-	// SnapshotInterval is how often the venue journals a Snapshot command (when
-	// commands arrived since the last one), at least SnapshotIntervalMin;
-	// "0s" turns snapshots off.
+	// SnapshotInterval is how often the venue journals a Snapshot command
+	// (when a command other than a snapshot was journaled since the last
+	// one: an idle venue takes none), at least SnapshotIntervalMin; "0s"
+	// turns snapshots off.
 	SnapshotInterval Duration `toml:"snapshot_interval"`
 	// FIXStoreSync is how often the FIX session stores (sequence numbers,
 	// sent messages for resend) are fdatasynced, in [FIXStoreSyncMin,

@@ -13,7 +13,7 @@ import (
 // the checks; session kill switches work either way.
 //
 //	[risk]
-//	report_interval = "10s"      # journals a utilisation report this often (the default; at least 10ms)
+//	report_interval = "10s"      # journals a utilisation report at most this often, after a command since the last (the default; at least 10ms)
 //	[risk.sessions]              # every session's limits
 //	max_order_qty = 10000
 //	[[risk.session]]             # one session's, replacing [risk.sessions]
@@ -46,7 +46,9 @@ const RiskReportIntervalDefault = 10 * time.Second
 // about 13 MB a second on an idle venue and kept a CPU busy.
 const RiskReportIntervalMin = 10 * time.Millisecond
 
-// ReportEvery is how often the venue journals a risk utilisation report.
+// ReportEvery is how often the venue journals a risk utilisation report,
+// when a command was journaled since the last one: the figures change only
+// by commands, so an idle venue journals none.
 func (r *Risk) ReportEvery() time.Duration {
 	if r.ReportInterval.Duration <= 0 {
 		return RiskReportIntervalDefault

@@ -295,6 +295,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		g.open = cfg.OpenView.v
 	}
 	g.dispatched.Store(-1)
+	g.riskSeen.rounds = [2]int64{-1, -1}
 	g.execEpoch = strconv.FormatInt(time.Now().UnixMilli(), 36)
 	g.held = make([]heldAnswer, 0, buildAheadMax)
 	g.instruments.Store(newInstrumentTable(cfg.Instruments))

@@ -122,10 +122,10 @@ func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
 
 // RiskReport is a subject's state as outbound last saw it: the kill switch
 // (from kills, resets and reports) and, when Figures is set, the figures of
-// its latest RiskUtilisation, as of command Seq. Seq alone cannot say
-// whether there are figures: command seqs start at 0, so figures seeded
-// after the journal's first command, or a report that is its first
-// command, are as of seq 0.
+// its latest RiskUtilisation, as of command Seq (-1: seeded from a
+// journal with no command yet). Seq alone cannot say whether there are
+// figures: command seqs start at 0, so figures seeded after the journal's
+// first command, or a report that is its first command, are as of seq 0.
 type RiskReport struct {
 	Figures                            bool
 	Seq                                int64
@@ -149,7 +149,8 @@ type riskSeen struct {
 	reports map[string]RiskReport
 	limits  map[RiskLimitKey]int64 // the matcher's at start (SeedRisk), then as RiskSetLimit changed them
 	// rounds are the seqs of the last two report commands published
-	// (RiskReportPublished), the older first.
+	// (RiskReportPublished), the older first; -1 before them (New), so
+	// that figures seeded from an empty journal show.
 	rounds [2]int64
 }
 
@@ -371,15 +372,17 @@ func (g *Gateway) answerRiskWait(e *venue.RiskControlResult) {
 // before a restart show too, and the figures and gauges show at once
 // rather than after the first report (README "Risk limits"): on a
 // cluster's new leader too, whose matcher is the replica's. Command seqs
-// start at 0, so an asOf of 0 is the journal's first command applied; one
-// below 0 (nothing journaled yet) seeds no figures.
+// start at 0, so an asOf of 0 is the journal's first command applied, and
+// -1 nothing journaled yet: the figures are then nothing used against the
+// configured limits, which no report would show sooner, as an idle venue
+// journals none (server, runRiskReports).
 func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits, asOf int64) {
 	for _, l := range list {
 		if g.dropCopySubject(l.Scope, l.Session) {
 			continue
 		}
 		name := g.subjectName(l.Scope, l.Session, []byte(l.Account))
-		if f := l.Figures; f != nil && asOf >= 0 {
+		if f := l.Figures; f != nil {
 			g.seeReport(name, RiskReport{Figures: true, Seq: asOf, Killed: l.Killed, CreditUsed: f.CreditUsed, CreditLimit: f.CreditLimit,
 				PositionUsed: f.PositionUsed, PositionLimit: f.PositionLimit, OpenOrders: f.OpenOrders,
 				OpenNotional: f.OpenNotional, Breaches: f.Breaches})

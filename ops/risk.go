@@ -82,7 +82,7 @@ type RiskSubject struct {
 	Name    string           `json:"name"`
 	Killed  bool             `json:"killed"`
 	Limits  map[string]int64 `json:"limits"`
-	Figures *RiskFigures     `json:"figures,omitempty"` // nil before the first report
+	Figures *RiskFigures     `json:"figures,omitempty"` // nil: none to report (nothing open, no limit of its figures, kill switch off)
 }
 
 // RiskFigures are a subject's figures in a RiskUtilisation report.

@@ -18,8 +18,11 @@
 // The Server is the admin API's ops.Risk (risk.go): each risk call is
 // checked against the configuration, journaled as a risk command, and
 // answered with the matcher's result once durable. With a [risk] table the server journals a
-// utilisation report every risk.report_interval. The periodic commands (that
-// report, the snapshot every journal.snapshot_interval) start once the
+// utilisation report every risk.report_interval, when a command other than
+// the periodic ones was journaled since the last report; the periodic
+// snapshot, every journal.snapshot_interval, when a command other than a
+// snapshot was since the last snapshot: an idle venue journals nothing
+// (runRiskReports, runSnapshots). The periodic commands start once the
 // schedule has caught up (ops.Ops.CaughtUp): among the catch-up's commands,
 // stamped with the times their transitions were due, one stamped with the
 // clock would run the matcher's timers before those transitions. The

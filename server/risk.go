@@ -442,11 +442,36 @@ func riskSubjects(cfg *config.Config, listed []config.Instrument, reports map[st
 }
 
 // runRiskReports journals a utilisation report every interval, which the
-// gateway turns into the risk gauges.
+// gateway turns into the risk gauges, when a command other than the
+// periodic ones was claimed since the last report: the figures change only
+// by journaled commands, so a report with none since would repeat the last
+// one, and an idle venue (a night, a weekend) would journal one every
+// interval, with a snapshot after each (runSnapshots) and its events to
+// the export and the drop copies. At a start, and on a cluster's new
+// leader, the gateway's figures are the state's (gateway.SeedRisk): the
+// first report waits for a command too. Whether a report is journaled is
+// decided before it is claimed, so a replay, which applies what the
+// journal holds, is not concerned; only a leader runs a Server, so only
+// it decides.
 func (s *Server) runRiskReports(interval time.Duration) {
+	var reported int64   // s.periodic.others at the last report
+	pending := int64(-1) // the last report's ring seq, until RiskSeen knows outbound took it
 	s.every(interval, "risk report", func() {
+		others := s.periodic.others(s.pipe)
+		if others == reported {
+			// No next report is coming to drop the figures of a subject the
+			// last one left out (gateway.Gateway.RiskReportPublished keeps
+			// the last two reports, the latest of which may not have
+			// reached outbound): once outbound has taken all the last
+			// one's events, it is the last two.
+			if pending >= 0 && s.outboundPassed(pending) {
+				s.gw.RiskReportPublished(int64(s.pipe.SeqBase()) + pending)
+				pending = -1
+			}
+			return
+		}
 		var abs uint64
-		if _, ok := s.publish("risk report", func(slot []byte, seq uint64) {
+		if seq, ok := s.publish("risk report", func(slot []byte, seq uint64) {
 			var c venue.RiskControl
 			_ = c.WrapEncode(slot, 0)
 			c.SetSeq(seq)
@@ -454,7 +479,18 @@ func (s *Server) runRiskReports(interval time.Duration) {
 			c.SetAction(venue.RiskActionReport)
 			abs = seq
 		}); ok {
+			reported, pending = others, seq
 			s.gw.RiskReportPublished(int64(abs))
 		}
 	})
+}
+
+// outboundPassed reports whether the gateway's outbound has handled every
+// event of the command of ring sequence seq: the matcher publishes a
+// command's events before it counts the command applied.
+func (s *Server) outboundPassed(seq int64) bool {
+	if s.pipe.MatcherSequence() < seq {
+		return false
+	}
+	return s.outbound.Load() >= s.pipe.Events.Cursor()
 }

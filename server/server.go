@@ -28,6 +28,7 @@ import (
 	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/core/ring"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
@@ -156,6 +157,12 @@ type Server struct {
 	// added, as they were after replay (server/instruments.go).
 	instruments []config.Instrument
 	usage       engineUsage // the matcher's bounds in use (usage.go)
+	// periodic counts the periodic commands claimed (risk reports,
+	// periodic snapshots), so that a report is journaled only after
+	// another command (runRiskReports).
+	periodic periodicClaims
+	// outbound is the gateway's outbound consumer's event sequence.
+	outbound *ring.Sequence
 
 	closeOnce sync.Once
 }
@@ -769,8 +776,11 @@ func (s *Server) captureAtStop() {
 	}
 }
 
-// runSnapshots journals a Snapshot command every interval when commands arrived
-// since the last one.
+// runSnapshots journals a Snapshot command every interval when a command
+// other than a snapshot was journaled since the last one: an idle venue
+// writes none (README, "Operating the venue"). A risk report that was
+// journaled counts (it is replayed, and runs the matcher's timers as any
+// command does); one that was not, is not there to count (runRiskReports).
 func (s *Server) runSnapshots(interval time.Duration) {
 	last := s.pipe.Commands.Cursor()
 	held := false
@@ -829,12 +839,13 @@ func (s *Server) every(interval time.Duration, what string, do func()) {
 	})
 }
 
-// publish claims a command slot, has encode write the command of sequence
-// seq into it and publishes it, and returns the slot's ring sequence. A
-// ring that stays full skips the command with a warning naming what: the
-// periodic commands are tried again next period.
+// publish claims a command slot for a periodic command (counted in
+// s.periodic), has encode write the command of sequence seq into it and
+// publishes it, and returns the slot's ring sequence. A ring that stays
+// full skips the command with a warning naming what: the periodic
+// commands are tried again next period.
 func (s *Server) publish(what string, encode func(slot []byte, seq uint64)) (int64, bool) {
-	seq, slot, err := s.pipe.Claim()
+	seq, slot, err := s.periodic.claim(s.pipe)
 	if err != nil {
 		if !errors.Is(err, pipeline.ErrHalted) { // a halt was logged once, as it came
 			s.log.Warn(what+" not journaled", "err", err)
@@ -844,6 +855,35 @@ func (s *Server) publish(what string, encode func(slot []byte, seq uint64)) (int
 	encode(slot, s.pipe.SeqBase()+uint64(seq))
 	s.pipe.Commands.Publish(seq)
 	return seq, true
+}
+
+// periodicClaims counts the periodic commands claimed on the command
+// ring, so that those others claimed are known without reading the ring:
+// the ring's cursor is the highest sequence claimed by any producer, and
+// a claim and its count are made under one lock, which others reads them
+// under too.
+type periodicClaims struct {
+	mu sync.Mutex
+	n  int64
+}
+
+// claim claims a command slot for a periodic command and counts it.
+func (p *periodicClaims) claim(pipe *pipeline.Pipeline) (int64, []byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seq, slot, err := pipe.Claim()
+	if err == nil {
+		p.n++
+	}
+	return seq, slot, err
+}
+
+// others returns how many commands other than the periodic ones were
+// claimed since the pipeline started.
+func (p *periodicClaims) others(pipe *pipeline.Pipeline) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return pipe.Commands.Cursor() + 1 - p.n
 }
 
 func (s *Server) buildSessions(resting []core.OrderView) error {
@@ -1038,6 +1078,7 @@ func quickfixSettings(cfg *config.Config, addr string) (*quickfix.Settings, []*g
 // Start begins serving: pipeline, outbound, FIX acceptor, metrics.
 func (s *Server) Start() error {
 	barrier, own := s.pipe.AddEventConsumer()
+	s.outbound = own
 	if s.feed != nil {
 		s.startFeed()
 	}
