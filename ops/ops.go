@@ -222,7 +222,11 @@ type Ops struct {
 	// answered (endOfDay): the matcher may have applied it, so a snapshot
 	// taken now may hold it while endedDay does not (endedDayRecorded).
 	endingDay string
-	groupsRun map[string]GroupRun // scheduleState.Groups
+	// endOfDayRunning is set while an end of day runs, from before its
+	// command is published until its snapshot and archive are done
+	// (endOfDay): EndOfDayRunning.
+	endOfDayRunning atomic.Bool
+	groupsRun       map[string]GroupRun // scheduleState.Groups
 	// awaited are the end of days published whose call timed out (a
 	// journal slower than admin.call_timeout), with the trading day each
 	// ends: once durable and applied they are recorded as a call answered
@@ -787,6 +791,8 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	if ended, _ := o.dayEnded(day); day != "" && ended {
 		return Result{}, rep, fmt.Errorf("%w: %s", errDayEnded, day)
 	}
+	o.endOfDayRunning.Store(true)
+	defer o.endOfDayRunning.Store(false)
 	o.setEndingDay(day)
 	r, late, err := o.doLate(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
 	rep.Seq, rep.Expired = r.Seq, r.Count
@@ -808,6 +814,12 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	o.snapshotAndArchive(&rep)
 	return r, rep, nil
 }
+
+// EndOfDayRunning reports whether an end of day runs, its snapshot still
+// to come: the server's periodic snapshot waits, rather than take one of
+// the state the end of day's own snapshot is about to hold (and have that
+// one skipped, as one is while another is written, and journaled again).
+func (o *Ops) EndOfDayRunning() bool { return o.endOfDayRunning.Load() }
 
 // snapshotAndArchive is the step after an end of day rep.Seq, durable and
 // applied (eodMu held): a Snapshot command, then, once its file is

@@ -29,7 +29,9 @@
 // periodic snapshot also waits while the last ended trading day is not in
 // schedule.state, or the disabled sessions are not in their file
 // (ops.Ops.SnapshotHeldBack): a start from it would not know the day
-// ended, or would let a disabled session log on.
+// ended, or would let a disabled session log on; and while an end of day
+// runs (ops.Ops.EndOfDayRunning), which takes its own, then finding that
+// one the newest command.
 //
 // Shutdown is the reverse: stop accepting and log sessions out (their
 // SessionDisconnected commands are journaled), drain the rings, flush and close

@@ -785,7 +785,20 @@ func (s *Server) runSnapshots(interval time.Duration) {
 	last := s.pipe.Commands.Cursor()
 	held := false
 	s.every(interval, "snapshot command", func() {
-		if s.pipe.Commands.Cursor() == last {
+		cursor := s.pipe.Commands.Cursor()
+		if cursor == last {
+			return
+		}
+		// An end of day takes its own snapshot: one taken while it runs
+		// would hold the same state, and have the end of day's skipped
+		// (one is while another is written) and journaled again.
+		if s.ops.EndOfDayRunning() {
+			return
+		}
+		// The newest command is a snapshot written already (the end of
+		// day's): it holds what this one would.
+		if int64(s.pipe.SeqBase())+cursor <= s.snaps.Stats().LastSeq.Load() {
+			last = cursor
 			return
 		}
 		// A start from a snapshot after an end of day the schedule's record

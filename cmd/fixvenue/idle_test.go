@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/admintest"
 )
 
 // idleTOML is a venue that takes a snapshot every 60 ms after a command,
@@ -104,4 +107,25 @@ func TestIdleVenueJournalsNoRiskReport(t *testing.T) {
 	if n := strings.Count(strings.Join(cmds, " "), "RiskControl"); n != 1 {
 		t.Errorf("one order gave %d reports, want 1: %v", n, cmds)
 	}
+}
+
+// TestEndOfDaySnapshotIsNotTakenAgain: the end of day journals a snapshot
+// of the state it leaves; the periodic snapshot neither takes one of the
+// same state while the end of day runs (which had the end of day's
+// skipped, as one is while another is written, and journaled again) nor
+// after it, finding no command since, nor any later while the venue is
+// idle.
+func TestEndOfDaySnapshotIsNotTakenAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, idleTOML+"[admin]\n%s", adminTokenTOML("rita", "", riskToken))
+	v := startVenue(t, cfgPath)
+	if a := admintest.Call(t, http.MethodPost, "http://"+v.ready.AdminAddr+"/v1/eod", riskToken, `{"reason":"idle test"}`); a.Status != http.StatusOK {
+		t.Fatalf("end of day: %d %s", a.Status, a.Body)
+	}
+	// The end of day answers once its snapshot is written.
+	if cmds := journalCommands(t, cfgPath); !slices.Equal(cmds, []string{"OperatorCommand", "Snapshot"}) {
+		t.Fatalf("journal after the end of day: %v, want it and its snapshot\n%s", cmds, v.logs())
+	}
+	stillIdle(t, v, cfgPath, dir, "after the end of day")
 }
