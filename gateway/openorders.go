@@ -79,6 +79,9 @@ type openOrders struct {
 	bySession []map[uint64]openOrder
 	n         int
 	max       int
+	// overflowed is set once the bound refused an insert: the view may
+	// then miss a live order (HasDayOrders).
+	overflowed bool
 }
 
 func newOpenOrders(sessions, max int) *openOrders {
@@ -117,6 +120,7 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 			m[c.order.orderID] = o
 		case v.n >= v.max:
 			refused++
+			v.overflowed = true
 		default:
 			m[c.order.orderID] = c.order
 			v.n++
@@ -160,6 +164,30 @@ func (v *openOrders) find(session uint16, orderID uint64, clOrdID []byte) (openO
 		}
 	}
 	return openOrder{}, false
+}
+
+// HasDayOrders reports whether session idx may have a live DAY order, as
+// the view has it: the orders seeded from the matcher's books at start and
+// changed since by the durable commands' events. A session that has not
+// logged on since the start entered none since, so the view has all its
+// orders (or more: one whose end is not durable yet); a view that ever
+// refused an insert says true.
+func (g *Gateway) HasDayOrders(idx uint16) bool {
+	v := g.open
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.overflowed {
+		return true
+	}
+	if int(idx) >= len(v.bySession) {
+		return false
+	}
+	for _, o := range v.bySession[idx] {
+		if o.tif == venue.TimeInForceDay {
+			return true
+		}
+	}
+	return false
 }
 
 func sortByOrderID(list []openOrder) {

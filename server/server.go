@@ -1197,10 +1197,15 @@ func (s *Server) ShutdownAdmin(timeout time.Duration) {
 
 // cancelAbsentSessions applies cancel-on-disconnect across a start: a crash
 // (or a failover: the old leader's sessions) journaled no disconnect, so
-// after grace every cancel-on-disconnect session that has not logged on gets
-// a journaled SessionDisconnected, which cancels its orders as a disconnect
-// would have. After a clean stop the orders are gone already and the
-// command changes nothing (README, "Cancel on disconnect").
+// after grace every cancel-on-disconnect session that has not logged on and
+// has DAY orders gets a journaled SessionDisconnected, which cancels them
+// as a disconnect would have. A session without one is passed over: after
+// a clean stop the orders are gone already, and the command would change
+// nothing, yet be journaled at every start, and have a risk report and a
+// snapshot follow it (README, "Cancel on disconnect"). Whether it is
+// journaled is decided before it is claimed, from the gateway's view of
+// the open orders, which holds every order of a session that has not
+// logged on since the start.
 func (s *Server) cancelAbsentSessions(grace time.Duration) {
 	select {
 	case <-time.After(grace):
@@ -1212,7 +1217,7 @@ func (s *Server) cancelAbsentSessions(grace time.Duration) {
 		if s.pipe.Err() != nil {
 			return // halted: nothing can be journaled (a deposed leader, a failed disk)
 		}
-		if !s.cfg.CancelOnDisconnect(&s.cfg.Sessions[i]) || s.gw.LoggedOn(idx) {
+		if !s.cfg.CancelOnDisconnect(&s.cfg.Sessions[i]) || s.gw.LoggedOn(idx) || !s.gw.HasDayOrders(idx) {
 			continue
 		}
 		if err := s.gw.Disconnected(idx, time.Second); err != nil {

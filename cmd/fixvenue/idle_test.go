@@ -129,3 +129,34 @@ func TestEndOfDaySnapshotIsNotTakenAgain(t *testing.T) {
 	}
 	stillIdle(t, v, cfgPath, dir, "after the end of day")
 }
+
+// TestRestartJournalsNoCancelOnDisconnectThatCancelsNothing: after a
+// start, a cancel-on-disconnect session that stays away past
+// fix.cancel_grace gets a SessionDisconnected only when it has DAY orders
+// to cancel: one with a GTC order alone (kept across a disconnect), or
+// none, gets no command, where each got one at every start, and a risk
+// report and a snapshot after them.
+func TestRestartJournalsNoCancelOnDisconnectThatCancelsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfgPath := writeVenueConfig(t, dir, "cancel_grace = \"50ms\"\n[marketdata]\nenabled = false\n[journal]\nsnapshot_interval = \"60ms\"\n"+
+		"[session_defaults]\ncancel_on_disconnect = true\n[[session]]\ncomp_id = \"CLIENT%%d\"\nrange = [1, 2]\n")
+	v := startVenue(t, cfgPath)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	sendLimit(t, c, "gtc1", "1", "99.00", 5, "1")
+	if _, err := c.Expect(5*time.Second, "8", map[int]string{11: "gtc1", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot of the order, which the restart starts from.
+	for deadline := time.Now().Add(10 * time.Second); len(snapshotFiles(t, dir)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot within 10 s of the order\n%s", v.logs())
+		}
+	}
+	v.kill() // journals no disconnect
+	v = startVenue(t, cfgPath)
+	stillIdle(t, v, cfgPath, dir, "after the restart")
+	if cmds := journalCommands(t, cfgPath); cmds[0] != "NewOrder" || slices.Contains(cmds, "SessionDisconnected") {
+		t.Fatalf("journal %v, want the order and no SessionDisconnected", cmds)
+	}
+}
