@@ -44,17 +44,8 @@ addr = "127.0.0.1:0"
 operator = "carol"
 sha256 = %q
 `, feedTOML(feedAddr, recoveryAddr), ops.HashToken(token))
-	client, err := feedclient.New(feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- client.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-runDone
-	}()
+	client, stop := runFeedClient(t, feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
+	defer stop()
 
 	v := startVenue(t, cfgPath)
 	admin := adminRunner(t, v, token)

@@ -302,14 +302,13 @@ func TestDamagedDurableRecordIsNotCut(t *testing.T) {
 	}
 }
 
-// TestDamagedArchiveNamesAnOffsetInIt: `journal verify` on an archived
-// segment whose gzip stream is cut names an offset in that .seg.gz file,
-// where the damage was met (journal/doc.go, "Archive"), not the count of
-// bytes decompressed before it, which lay past the file's end.
-func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
-	t.Parallel()
+// segmentedJournal runs a venue with 64 KiB segments under load for 2 s
+// and stops it; it returns its config and journal directory, and the
+// segments it wrote (two or more), oldest first.
+func segmentedJournal(t *testing.T) (cfg, jdir string, segs []string) {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, strings.Replace(snapshottingVenue, "[journal]\n", "[journal]\nsegment_bytes = 65536\n", 1), "")
+	cfg = writeVenueConfig(t, dir, strings.Replace(snapshottingVenue, "[journal]\n", "[journal]\nsegment_bytes = 65536\n", 1), "")
 	v := startVenue(t, cfg)
 	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--rate", "500", "--duration", "2s",
 		"--drain", "2s", "--p99-max", "10s", "--quiet").CombinedOutput()
@@ -317,27 +316,45 @@ func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
 		t.Fatalf("load: %v\n%s", err, out)
 	}
 	v.stop(t)
-	jdir := filepath.Join(dir, "data", "journal")
-	first := filepath.Join(jdir, "journal-00000000000000000000.seg")
-	if segs, _ := filepath.Glob(filepath.Join(jdir, "journal-*.seg")); len(segs) < 2 {
+	jdir = filepath.Join(dir, "data", "journal")
+	if segs, _ = filepath.Glob(filepath.Join(jdir, "journal-*.seg")); len(segs) < 2 {
 		t.Fatalf("%d segments, want 2 or more\n%s", len(segs), out)
 	}
-	raw, err := os.ReadFile(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Archived as the venue does (ArchiveSegments), then cut in half.
+	return cfg, jdir, segs
+}
+
+// gzipped is raw compressed as the venue archives a segment
+// (ArchiveSegments).
+func gzipped(t *testing.T, raw []byte) []byte {
+	t.Helper()
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	if _, err := zw.Write(raw); err != nil || zw.Close() != nil {
 		t.Fatal(err)
 	}
+	return gz.Bytes()
+}
+
+// TestDamagedArchiveNamesAnOffsetInIt: `journal verify` on an archived
+// segment whose gzip stream is cut names an offset in that .seg.gz file,
+// where the damage was met (journal/doc.go, "Archive"), not the count of
+// bytes decompressed before it, which lay past the file's end.
+func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
+	t.Parallel()
+	cfg, jdir, _ := segmentedJournal(t)
+	first := filepath.Join(jdir, "journal-00000000000000000000.seg")
+	raw, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Archived as the venue does, then cut in half.
+	gz := gzipped(t, raw)
 	archived := filepath.Join(jdir, "archive", "journal-00000000000000000000.seg.gz")
 	if err := os.MkdirAll(filepath.Dir(archived), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	size := int64(gz.Len() / 2)
-	if err := os.WriteFile(archived, gz.Bytes()[:size], 0o640); err != nil {
+	size := int64(len(gz) / 2)
+	if err := os.WriteFile(archived, gz[:size], 0o640); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(first); err != nil {
@@ -361,35 +378,17 @@ func TestDamagedArchiveNamesAnOffsetInIt(t *testing.T) {
 // nothing, and `journal verify` refuses the journal without it.
 func TestJournalDumpFromBeforeItsFirstSegment(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, strings.Replace(snapshottingVenue, "[journal]\n", "[journal]\nsegment_bytes = 65536\n", 1), "")
-	v := startVenue(t, cfg)
-	out, err := exec.Command(binPath, "load", "--addr", v.fixAddr, "--sessions", "1", "--rate", "500", "--duration", "2s",
-		"--drain", "2s", "--p99-max", "10s", "--quiet").CombinedOutput()
-	if err != nil {
-		t.Fatalf("load: %v\n%s", err, out)
-	}
-	v.stop(t)
-	jdir := filepath.Join(dir, "data", "journal")
-	segs, _ := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
-	if len(segs) < 2 {
-		t.Fatalf("%d segments, want 2 or more\n%s", len(segs), out)
-	}
+	cfg, jdir, segs := segmentedJournal(t)
 	// The first segment archived as the venue does (ArchiveSegments).
 	raw, err := os.ReadFile(segs[0])
 	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(raw); err != nil || zw.Close() != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(jdir, "archive")
 	if err := os.MkdirAll(archive, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(archive, filepath.Base(segs[0])+".gz"), gz.Bytes(), 0o640); err != nil {
+	if err := os.WriteFile(filepath.Join(archive, filepath.Base(segs[0])+".gz"), gzipped(t, raw), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(segs[0]); err != nil {

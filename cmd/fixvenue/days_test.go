@@ -176,17 +176,8 @@ range = [1, 2]
 // and returns what it shows of each demo instrument's day.
 func joinFeed(t *testing.T, feedAddr, recoveryAddr, when string) map[string]feedDay {
 	t.Helper()
-	client, err := feedclient.New(feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- client.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-runDone
-	}()
+	client, stop := runFeedClient(t, feedclient.Config{FeedAddr: feedAddr, RecoveryAddr: recoveryAddr})
+	defer stop()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if joined := feedDays(t, client); len(joined) == len(mdInstruments) {
 			return joined

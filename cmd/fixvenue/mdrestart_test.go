@@ -395,6 +395,14 @@ func checkFeedEqualsEngine(t *testing.T, cfg string, v *venueProc, client *feedc
 // startFeedClient runs a feed client until the test ends.
 func startFeedClient(t *testing.T, cfg feedclient.Config) *feedclient.Client {
 	t.Helper()
+	client, stop := runFeedClient(t, cfg)
+	t.Cleanup(stop)
+	return client
+}
+
+// runFeedClient runs a feed client until stop is called.
+func runFeedClient(t *testing.T, cfg feedclient.Config) (client *feedclient.Client, stop func()) {
+	t.Helper()
 	client, err := feedclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -402,11 +410,10 @@ func startFeedClient(t *testing.T, cfg feedclient.Config) *feedclient.Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- client.Run(ctx) }()
-	t.Cleanup(func() {
+	return client, func() {
 		cancel()
 		<-runDone
-	})
-	return client
+	}
 }
 
 // tradeAFew sends limit orders on every instrument at a few levels each side,
