@@ -80,6 +80,18 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	o.stateMu.Lock()
 	defer o.stateMu.Unlock()
 	o.endedDay, o.groupsRun = st.EndedDay, configuredGroups(st.Groups, o.cfg.Schedule.Groups)
+	for name, run := range configuredGroups(o.cfg.Groups, o.cfg.Schedule.Groups) {
+		// The journal after the start's snapshot holds a place the record
+		// lacks (its write refused, or a stop before it): it is the later.
+		if was, ok := o.groupsRun[name]; !ok || was != run {
+			if o.groupsRun == nil {
+				o.groupsRun = map[string]GroupRun{}
+			}
+			o.log.Warn("schedule: the journal holds an operator's phase change the record lacks (where the group stands in its day); recording it",
+				"group", name, "day", run.Day, "phase", run.Kind.String(), "file", o.statePath())
+			o.groupsRun[name], o.stateUnsaved = run, true
+		}
+	}
 	if day, rest, ok := strings.Cut(st.Last, " "); o.endedDay == "" && st.Kind == schedule.EndOfDay && ok &&
 		strings.HasPrefix(rest, schedule.EndOfDay.String()) {
 		// A record written before ended_day was kept, whose last
@@ -746,7 +758,7 @@ func (o *Ops) writeScheduleState() bool {
 		// found in the journal (endOfDayJournaled) through its pending mark,
 		// which is kept for that, or replayed (Config.EndOfDayNs): no
 		// snapshot is taken meanwhile (endedDayRecorded).
-		o.log.Error("schedule: progress not saved", "file", o.statePath(), "err", err)
+		o.log.Error("schedule: progress not saved (written again before the next snapshot, which waits for it)", "file", o.statePath(), "err", err)
 		return false
 	}
 	return true
@@ -761,15 +773,17 @@ func (o *Ops) writeScheduleStateErr() error {
 	}
 	st.Groups = configuredGroups(o.groupsRun, o.cfg.Schedule.Groups)
 	if err := writeScheduleState(o.cfg.DataDir, st); err != nil {
+		o.stateUnsaved = true
 		return err
 	}
-	o.endedDayWritten = o.endedDay
+	o.endedDayWritten, o.stateUnsaved = o.endedDay, false
 	return nil
 }
 
-// endedDayRecorded says why the last trading day whose end of day ran is
-// not in schedule.state (nil: it is, or none ended), having tried to write
-// it again, or why it may not be: an end of day is published and not yet
+// endedDayRecorded says why the last trading day whose end of day ran, or
+// another change of the progress (stateUnsaved: an operator's phase
+// change, a transition), is not in schedule.state (nil: it is, or none
+// ended), having tried to write it again, or why it may not be: an end of day is published and not yet
 // answered or settled, which the matcher may have applied already. A
 // snapshot is taken only once it is: a start from a snapshot
 // after that end of day replays no end of day (Config.EndOfDayNs), and
@@ -791,26 +805,45 @@ func (o *Ops) endedDayRecorded() error {
 			return fmt.Errorf("%s (its call timed out) is not yet durable and applied, so not yet in %s", a.what(), o.statePath())
 		}
 	}
-	if o.endedDay == "" || o.endedDay == o.endedDayWritten {
+	if o.endedDay != "" && o.endedDay != o.endedDayWritten {
+		if !o.savedOK {
+			// Written with the schedule's first record (runSchedule).
+			return fmt.Errorf("the end of day of %s is not yet in %s: the schedule has not written its first record", o.endedDay, o.statePath())
+		}
+		if err := o.writeScheduleStateErr(); err != nil {
+			return fmt.Errorf("the end of day of %s is not in %s (%w)", o.endedDay, o.statePath(), err)
+		}
 		return nil
 	}
-	if !o.savedOK {
-		// Written with the schedule's first record (runSchedule).
-		return fmt.Errorf("the end of day of %s is not yet in %s: the schedule has not written its first record", o.endedDay, o.statePath())
-	}
-	if err := o.writeScheduleStateErr(); err != nil {
-		return fmt.Errorf("the end of day of %s is not in %s (%w)", o.endedDay, o.statePath(), err)
+	if o.stateUnsaved && o.savedOK {
+		// An operator's phase change, or a transition: a start from a
+		// snapshot after it would not replay it, and would take the group
+		// back in its day (an early close reopened by the closing call).
+		if err := o.writeScheduleStateErr(); err != nil {
+			return fmt.Errorf("the schedule's progress (where each group stands in its day) is not in %s (%w)", o.statePath(), err)
+		}
 	}
 	return nil
 }
 
 // SnapshotHeldBack says why a snapshot must wait (nil: it may be taken
-// now): the last trading day whose end of day ran is not in
-// schedule.state (endedDayRecorded), or another record the venue keeps is
-// behind the journal (Config.Recorded), even written again now. The
+// now): the last trading day whose end of day ran, or another change of
+// the schedule's progress, is not in schedule.state (endedDayRecorded),
+// the groups' phases are not in PhasesFile (phasesRecorded), or another
+// record the venue keeps is behind the journal (Config.Recorded), even
+// written again now; a phase change in progress is waited for first. The
 // server's periodic snapshot waits for it, as the end of day's own does.
 func (o *Ops) SnapshotHeldBack() error {
+	// A phase change in progress holds phaseMu from its first command to
+	// its records: a snapshot after its commands and before its records
+	// are tried would hold the change while a full disk left the files
+	// without it, unseen. Its callers hold no phaseMu.
+	o.phaseMu.Lock()
+	o.phaseMu.Unlock()
 	if err := o.endedDayRecorded(); err != nil {
+		return err
+	}
+	if err := o.phasesRecorded(); err != nil {
 		return err
 	}
 	if o.cfg.Recorded != nil {
@@ -1562,23 +1595,61 @@ func (o *Ops) warnStaysHalted(symbol string, phase venue.TradingStatus) {
 
 // setPhase records group g's status as set by a phase change (phaseMu
 // held), in memory and in PhasesFile, once the change's commands are
-// durable.
+// durable. A file the disk refuses is written again before the next
+// snapshot, which waits for it (phasesRecorded): a start takes the file and
+// the phase changes of the commands after its snapshot (Config.Phases), so
+// from a snapshot after the change it would resume a halted instrument into
+// the schedule's phase.
 func (o *Ops) setPhase(g int, status venue.TradingStatus) {
 	o.notePhase(g, status)
 	if o.cfg.DataDir == "" || o.cfg.Replica {
 		return
 	}
+	if err := o.savePhases(o.encodePhases()); err != nil {
+		o.log.Error("schedule: phases not saved (written again before the next snapshot, which waits for it)", "file", PhasesFile, "err", err)
+	}
+}
+
+// encodePhases is PhasesFile's content: each group's phase as last set, by
+// group name (phaseMu held, or before the Ops runs).
+func (o *Ops) encodePhases() []byte {
 	saved := map[string]string{}
 	for i, grp := range o.cfg.Schedule.Groups {
-		if o.phaseKnown[i] {
+		if i < len(o.phaseKnown) && o.phaseKnown[i] {
 			saved[grp.Name] = o.phases[i].String()
 		}
 	}
 	b, _ := json.Marshal(saved)
+	return b
+}
+
+// savePhases writes b to PhasesFile; when the disk refuses it, b is kept
+// for phasesRecorded.
+func (o *Ops) savePhases(b []byte) error {
+	o.phasesFileMu.Lock()
+	defer o.phasesFileMu.Unlock()
 	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, PhasesFile), b); err != nil {
-		// A resume after a restart then takes the schedule's phase.
-		o.log.Error("schedule: phases not saved", "file", PhasesFile, "err", err)
+		o.phasesUnsaved = b
+		return err
 	}
+	o.phasesUnsaved = nil
+	return nil
+}
+
+// phasesRecorded writes PhasesFile again when a phase change could not be
+// written, and says why it still lacks it (nil: it holds the phases).
+func (o *Ops) phasesRecorded() error {
+	o.phasesFileMu.Lock()
+	defer o.phasesFileMu.Unlock()
+	if o.phasesUnsaved == nil {
+		return nil
+	}
+	path := filepath.Join(o.cfg.DataDir, PhasesFile)
+	if err := WriteFileDurably(path, o.phasesUnsaved); err != nil {
+		return fmt.Errorf("the groups' phases are not in %s (%w)", path, err)
+	}
+	o.phasesUnsaved = nil
+	return nil
 }
 
 func (o *Ops) notePhase(g int, status venue.TradingStatus) {
@@ -1616,23 +1687,40 @@ const PhasesFile = "phases.json"
 // loadPhases reads PhasesFile at start; groups no longer configured are
 // left out, and a file that cannot be read is logged and passed over.
 func (o *Ops) loadPhases() {
-	b, err := os.ReadFile(filepath.Join(o.cfg.DataDir, PhasesFile))
-	if errors.Is(err, os.ErrNotExist) {
+	saved, err := ReadPhases(o.cfg.DataDir, o.cfg.Schedule.Groups)
+	if err != nil {
+		o.log.Warn("schedule: phases unreadable; a resume takes the schedule's phase until the next phase change", "file", PhasesFile, "err", err)
 		return
+	}
+	for g, grp := range o.cfg.Schedule.Groups {
+		if st, ok := saved[grp.Name]; ok {
+			o.notePhase(g, st)
+		}
+	}
+}
+
+// ReadPhases reads PhasesFile in dataDir: the phase of each of groups as
+// last set, by name (none without the file). The start's replay takes the
+// phase changes of its commands over it (Config.Phases).
+func ReadPhases(dataDir string, groups []config.ScheduleGroup) (map[string]venue.TradingStatus, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, PhasesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
 	var saved map[string]string
 	if err == nil {
 		err = json.Unmarshal(b, &saved)
 	}
 	if err != nil {
-		o.log.Warn("schedule: phases unreadable; a resume takes the schedule's phase until the next phase change", "file", PhasesFile, "err", err)
-		return
+		return nil, err
 	}
-	for g, grp := range o.cfg.Schedule.Groups {
+	out := map[string]venue.TradingStatus{}
+	for _, grp := range groups {
 		if st, ok := tradingStatusNamed(saved[grp.Name]); ok {
-			o.notePhase(g, st)
+			out[grp.Name] = st
 		}
 	}
+	return out, nil
 }
 
 // tradingStatusNamed is the TradingStatus whose String is name.

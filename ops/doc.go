@@ -74,8 +74,14 @@
 // SnapshotHeldBack) while the last ended day is not in schedule.state (a
 // full disk; endedDayRecorded writes it again first): a start from a
 // snapshot after that end of day would replay none, and take the day as
-// still open. Nor while another record of the venue is behind its journal
-// (Config.Recorded: the disabled sessions), for the same reason.
+// still open. Nor while another change of schedule.state (an operator's
+// phase change: where the group stands in its day), or of phases.json
+// (phasesRecorded), or another record of the venue is behind its journal
+// (Config.Recorded: the disabled sessions), for the same reason: each is
+// written again before a snapshot. A single venue's start takes the phase
+// changes of the commands it replays after its snapshot over both files
+// (Config.Phases, Config.Groups) and writes them, so that a change made
+// durable whose record the disk refused, or a crash came before, holds.
 //
 // The schedule's progress (the last transition run) is kept in
 // <data_dir>/schedule.state, each group's phase as last set (by the

@@ -115,8 +115,20 @@ type Config struct {
 	// Phases, on a cluster's new leader, is each group's phase as last set
 	// (by the schedule or /v1/phase), by group name, as its follower saw
 	// the commands: where a resume takes a halted instrument, as PhasesFile
-	// gives it to a single venue.
+	// gives it to a single venue. On a single venue it is PhasesFile with
+	// the phase changes of the commands the start's replay applied after
+	// its snapshot over it, so that a change made durable whose file write
+	// failed (a full disk, a crash before it) holds; PhasesFile is written
+	// with it where it differs.
 	Phases map[string]venue.TradingStatus
+	// Groups, on a single venue, are the groups' places in their day that
+	// operators' phase changes among the commands the start's replay
+	// applied after its snapshot set (those no transition of the group
+	// followed), by group name, taken over schedule.state's and written to
+	// it: a change made durable whose record was not written is not lost
+	// (an early close that the day's closing call would reopen). A
+	// transition not recorded runs again.
+	Groups map[string]GroupRun
 	// UsableSnapshot, when set, gives the newest snapshot at or before seq
 	// that a start can use (the states kept beside snapshots, such as the
 	// market-data feed's, are there too): end of day archives only the
@@ -218,6 +230,11 @@ type Ops struct {
 	// endedDayWritten is endedDay as schedule.state last had it (read or
 	// written): a snapshot waits until they agree (endedDayRecorded).
 	endedDayWritten string
+	// stateUnsaved: the progress changed since schedule.state last took
+	// it (a write refused, a full disk; or the start's replay found
+	// groups further on, Config.Groups): a snapshot waits until it is
+	// written (endedDayRecorded).
+	stateUnsaved bool
 	// endingDay is the trading day of an end of day published and not yet
 	// answered (endOfDay): the matcher may have applied it, so a snapshot
 	// taken now may hold it while endedDay does not (endedDayRecorded).
@@ -261,7 +278,12 @@ type Ops struct {
 	phaseMu    sync.Mutex
 	phases     []venue.TradingStatus
 	phaseKnown []bool
-	lastEOD    atomic.Pointer[EndOfDayReport]
+	// phasesFileMu orders the writes of PhasesFile; phasesUnsaved is what
+	// the last of them failed to put there (a full disk), written again
+	// before a snapshot (phasesRecorded); nil: the file holds the phases.
+	phasesFileMu  sync.Mutex
+	phasesUnsaved []byte
+	lastEOD       atomic.Pointer[EndOfDayReport]
 
 	listener net.Listener
 	loopback bool         // the listener is on a loopback address: reads need no token
@@ -321,9 +343,18 @@ func New(cfg Config) (*Ops, error) {
 		if !cfg.Replica {
 			o.loadPhases()
 		}
+		changed := false
 		for g, grp := range cfg.Schedule.Groups {
 			if st, ok := cfg.Phases[grp.Name]; ok {
+				changed = changed || g >= len(o.phaseKnown) || !o.phaseKnown[g] || o.phases[g] != st
 				o.notePhase(g, st)
+			}
+		}
+		if changed && !cfg.Replica && cfg.DataDir != "" {
+			// The journal holds a phase change the file lacks.
+			o.log.Warn("schedule: the journal holds phase changes the phases file lacks (where a resume takes a halted instrument); recording them", "file", PhasesFile)
+			if err := o.savePhases(o.encodePhases()); err != nil {
+				o.log.Error("schedule: phases not saved (written again before the next snapshot, which waits for it)", "file", PhasesFile, "err", err)
 			}
 		}
 		o.warnUnscheduled()

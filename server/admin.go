@@ -25,6 +25,11 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
 		oc.Standby = r.Resting
 	}
+	if p := s.replayedSchedule; p != nil {
+		// A change the journal holds whose record was not written (a full
+		// disk) holds after the restart.
+		oc.Phases, oc.Groups = p.Phases(), p.replayedGroups()
+	}
 	if r := s.opts.Replica; r != nil {
 		oc.Listener, oc.LostLeadership, oc.Leader, oc.Phases = r.Admin, cluster.ErrLostLeadership, r.Leader, r.Phases
 	}

@@ -26,12 +26,17 @@
 // schedule has caught up (ops.Ops.CaughtUp): among the catch-up's commands,
 // stamped with the times their transitions were due, one stamped with the
 // clock would run the matcher's timers before those transitions. The
-// periodic snapshot also waits while the last ended trading day is not in
-// schedule.state, or the disabled sessions are not in their file
-// (ops.Ops.SnapshotHeldBack): a start from it would not know the day
-// ended, or would let a disabled session log on; and while an end of day
-// runs (ops.Ops.EndOfDayRunning), which takes its own, then finding that
-// one the newest command.
+// periodic snapshot also waits while the last ended trading day or an
+// operator's phase change is not in schedule.state and phases.json, or the
+// disabled sessions are not in their file (ops.Ops.SnapshotHeldBack): a
+// start from it would not know the day ended, would resume a halted
+// instrument into the schedule's phase or reopen a group closed early, or
+// would let a disabled session log on; and while an end of day runs
+// (ops.Ops.EndOfDayRunning), which takes its own, then finding that one
+// the newest command. The start's replay takes the phase changes of the
+// commands after its snapshot over those files (scheduleprogress.go,
+// replayedSchedule: as a follower takes them), as it takes the disables
+// over the disabled sessions' file.
 //
 // Shutdown is the reverse: stop accepting and log sessions out (their
 // SessionDisconnected commands are journaled), drain the rings, flush and close

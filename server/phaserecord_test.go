@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
@@ -620,4 +621,105 @@ func TestPhaseChangeTimedOutThenBusyRecordsAsTheFollower(t *testing.T) {
 	}
 	s.Close()
 	followerRecordsAsTheVenue(t, dir, cfg, "Closed")
+}
+
+// TestPhaseChangeNotRecordedHoldsSnapshotsBack: an operator closes the
+// group early, ACME halted, while a full disk refuses one of the change's
+// records (here a directory where its temporary file goes): phases.json,
+// where a resume takes a halted instrument, or schedule.state, where the
+// group stands in its day. The change is done all the same (200, its
+// commands durable). A start takes each record and the commands after its
+// snapshot, so the periodic snapshots wait; a restart meanwhile, after the
+// closing call's time, takes the change from the journal (ACME resumes
+// into the close; the closing call is passed over) and writes it; and once
+// the disk takes the record, a snapshot follows, from which a restart
+// keeps the change too. A snapshot taken after the change made the next
+// start resume ACME into the open, or run the closing call.
+func TestPhaseChangeNotRecordedHoldsSnapshotsBack(t *testing.T) {
+	t.Parallel()
+	for _, file := range []string{ops.PhasesFile, ops.ScheduleStateFile} {
+		t.Run(file, func(t *testing.T) {
+			dir, clock := t.TempDir(), newDayClock()
+			cfg := testConfig(t, dir, adminConfig()+closingCallDay)
+			cfg.Journal.SnapshotInterval.Duration = 100 * time.Millisecond
+			clock.at(2500 * time.Millisecond)
+			var logs lockedbuf.Buffer
+			s := startServer(t, cfg, Options{Now: clock.now, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			waitStatus(t, s, "ACME", "Open", readWait)
+			waitUntil(t, "the first start's records", func() bool {
+				_, err1 := os.Stat(filepath.Join(dir, ops.ScheduleStateFile))
+				_, err2 := os.Stat(filepath.Join(dir, ops.PhasesFile))
+				return err1 == nil && err2 == nil
+			})
+			if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news"}`, nil); code != 200 {
+				t.Fatalf("halt ACME: %d", code)
+			}
+			unblock := blockWrite(t, dir, file)
+			clock.at(3 * time.Second)
+			var res ops.ActionResponse
+			if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"closing early","group":"all","phase":"close"}`, &res); code != 200 {
+				t.Fatalf("close with %s unwritable: %d, want 200 (the commands are durable)", file, code)
+			}
+			waitStatus(t, s, "LOTS", "Closed", readWait)
+			// Commands (refused: ACME halted) after the change: a periodic
+			// snapshot is due.
+			n := 0
+			rest := func(c *fixclient.Client) {
+				t.Helper()
+				id := fmt.Sprintf("o%d", n)
+				n++
+				sendOrder(t, c, order{id: id, side: "1", qty: "1", px: "99.00"})
+				expectER(t, c, map[int]string{11: id})
+			}
+			c := logon(t, s, "CLIENT1", true)
+			waitUntil(t, "the periodic snapshot held back, or taken", func() bool {
+				rest(c)
+				return strings.Contains(logs.String(), "periodic snapshot held back") || snapshotAfter(t, dir, res.Seq) != 0
+			})
+			if seq := snapshotAfter(t, dir, res.Seq); seq != 0 {
+				t.Fatalf("snapshot %d taken after the phase change (seq %d) while %s lacks it", seq, res.Seq, file)
+			}
+			if !strings.Contains(logs.String(), file) {
+				t.Errorf("the log does not name %s:\n%s", file, logs.String())
+			}
+			c.Close()
+			s.Close()
+
+			// A restart after the closing call's time, the record still
+			// refused: the journal has the change.
+			clock.at(6500 * time.Millisecond)
+			s = startServer(t, cfg, Options{Now: clock.now})
+			kept := func(when string) {
+				t.Helper()
+				if lots := instrumentsOf(t, s)["LOTS"]; lots.Status != "Closed" {
+					t.Fatalf("%s LOTS is %s, want Closed: the closing call ran over the operator's early close", when, lots.Status)
+				}
+				if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"news out"}`, nil); code != 200 {
+					t.Fatalf("resume ACME %s: %d", when, code)
+				}
+				if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Closed" {
+					t.Fatalf("%s ACME resumed to %s, want Closed: the phase the operator set", when, acme.Status)
+				}
+				if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"news"}`, nil); code != 200 {
+					t.Fatalf("halt ACME %s: %d", when, code)
+				}
+			}
+			kept("after a restart from the journal")
+			c = logon(t, s, "CLIENT1", true)
+			unblock()
+			durable := uint64(s.Pipeline().Durable().Load())
+			waitUntil(t, "a snapshot once the record is written", func() bool {
+				rest(c)
+				return snapshotAfter(t, dir, durable) != 0
+			})
+			c.Close()
+			total := s.Pipeline().Durable().Load() + 1
+			s.Close()
+			s = startServer(t, cfg, Options{Now: clock.now})
+			if after := total - int64(durable) - 1; s.Replayed() >= after {
+				t.Fatalf("the restart replayed %d commands: it loaded no snapshot taken after seq %d", s.Replayed(), durable)
+			}
+			kept("after a restart from a snapshot taken after the change")
+		})
+	}
 }

@@ -66,6 +66,14 @@ type scheduleProgress struct {
 	// Always nil between commands (a command's result is among its own
 	// events), so a Raft snapshot does not carry it.
 	unanswered *phaseCommand
+	// operatorRuns are, by group name, the places in the day an
+	// operator's phase changes set (as groups has them) that no command
+	// of the schedule for the group followed: what a single venue's start
+	// takes from its replay over schedule.state (replayedGroups). A
+	// transition's record the schedule writes itself once it ran, and runs
+	// it again when it did not. Kept by a replay's progress only (nil on
+	// a follower's), and not carried by a Raft snapshot.
+	operatorRuns map[string]ops.GroupRun
 	// last is the transition of the schedule's last command: the
 	// transitions before it ran (the schedule runs one at a time, each to
 	// its end), it may not have finished (a leader lost between the
@@ -112,6 +120,32 @@ func newScheduleProgress(cfg *config.Config) *scheduleProgress {
 		}
 	}
 	return p
+}
+
+// replayedSchedule is the progress a single venue's start-up replay
+// gathers from the commands after its snapshot (Server.replay), as a
+// follower gathers it from those it applies: the phases start from the
+// data directory's phases file, over which the replayed phase changes go
+// (an operator's phase change is told from one that changed nothing
+// against it), so that a change the journal holds and the file lacks (its
+// write refused by a full disk, a crash before it) holds after the start.
+func replayedSchedule(cfg *config.Config) *scheduleProgress {
+	p := newScheduleProgress(cfg)
+	p.operatorRuns = map[string]ops.GroupRun{}
+	// A file that cannot be read is passed over (ops logs it, and resumes
+	// into the schedule's phases).
+	saved, _ := ops.ReadPhases(cfg.Venue.DataDir, cfg.Schedule.Groups)
+	for name, st := range saved {
+		p.setPhase(name, st)
+	}
+	return p
+}
+
+// replayedGroups are the groups' places in their day that operators'
+// phase changes among the replayed commands set, those the schedule did
+// not move on from since (operatorRuns).
+func (p *scheduleProgress) replayedGroups() map[string]ops.GroupRun {
+	return maps.Clone(p.operatorRuns)
 }
 
 // instrumentGroup is the name of the group of the instrument symbol whose
@@ -180,6 +214,7 @@ func (p *scheduleProgress) Command(cmd []byte) {
 		// which the journal has.
 		if g := p.groupOf(c.InstrumentID()); g != "" {
 			p.setPhase(g, c.Status())
+			delete(p.operatorRuns, g)
 		}
 	}
 	if string(c.Operator()) != ops.OperatorSchedule {
@@ -248,6 +283,9 @@ func (p *scheduleProgress) operatorSetPhase(g string, status venue.TradingStatus
 			p.groups = map[string]ops.GroupRun{}
 		}
 		p.groups[g] = ops.GroupRun{Day: day, Kind: ops.PhaseOfStatus(status)}
+		if p.operatorRuns != nil {
+			p.operatorRuns[g] = p.groups[g]
+		}
 	}
 }
 
@@ -344,7 +382,7 @@ func (p *scheduleProgress) Restore(r io.Reader) error {
 	if err := binary.Read(r, binary.LittleEndian, &p.lastNs); err != nil {
 		return fmt.Errorf("schedule progress: %w", err)
 	}
-	p.endOfDayNs, p.groups, p.last, p.phases, p.added = 0, nil, lastTransition{}, nil, nil
+	p.endOfDayNs, p.groups, p.last, p.phases, p.added, p.operatorRuns = 0, nil, lastTransition{}, nil, nil, nil
 	if err := binary.Read(r, binary.LittleEndian, &p.endOfDayNs); err == io.EOF {
 		return nil
 	} else if err != nil {

@@ -103,6 +103,11 @@ type Server struct {
 	// start's replay applied (0: none): the schedule takes its trading day
 	// as ended though its record may not say so (ops.Config.EndOfDayNs).
 	replayedEndOfDayNs int64
+	// replayedSchedule is what the start's replay found of the schedule's
+	// progress (nil without a schedule): the phases file with the phase
+	// changes of the replayed commands over it, and the groups' places in
+	// their day those commands show (ops.Config.Phases, Groups).
+	replayedSchedule *scheduleProgress
 	// lostReports are the replayed events whose ExecutionReports (or
 	// copies) the sessions' stores lack, redelivered by Start
 	// (lostreports.go); nil when none.
@@ -338,6 +343,9 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return err
 	}
 	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg), lost: lost}
+	if s.cfg.Schedule.Enabled {
+		sink.schedule = replayedSchedule(s.cfg)
+	}
 	if terms != nil && len(terms.replaced) > 0 {
 		s.log.Warn("configured terms: the journal holds no command yet, so the configured terms replace the recorded ones",
 			"changes", strings.Join(terms.replaced, "; "))
@@ -369,7 +377,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 			return err
 		}
 	}
-	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), commandTap{s.matcher, lost, s.tape}, sink, opts)
+	res, err := journal.Replay(filepath.Join(s.cfg.Venue.DataDir, "journal"), commandTap{s.matcher, lost, s.tape, sink.schedule}, sink, opts)
 	if err == nil {
 		err = sink.err
 	}
@@ -379,7 +387,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	s.replayed, s.replayedEndOfDayNs = res.Records, sink.endOfDayNs
+	s.replayed, s.replayedEndOfDayNs, s.replayedSchedule = res.Records, sink.endOfDayNs, sink.schedule
 	if err := s.storeAhead(highest); err != nil {
 		return err
 	}
@@ -572,14 +580,18 @@ func useSideStates(opts *journal.ReplayOptions, states []sideState, from uint64)
 // methods (ReadSnapshot).
 type commandTap struct {
 	*core.Matcher
-	lost *gateway.LostReports
-	tape *console.Tape // nil: the admin API is off
+	lost     *gateway.LostReports
+	tape     *console.Tape     // nil: the admin API is off
+	schedule *scheduleProgress // nil: no schedule
 }
 
 func (c commandTap) Apply(cmd []byte, sink core.EventSink) error {
 	c.lost.Command(cmd)
 	if c.tape != nil {
 		c.tape.Command(cmd)
+	}
+	if c.schedule != nil {
+		c.schedule.Command(cmd)
 	}
 	return c.Matcher.Apply(cmd, sink)
 }
@@ -595,6 +607,9 @@ type replaySink struct {
 	feed     *marketdata.Feed // nil: market data is off
 	tape     *console.Tape    // nil: the console is off
 	disabled *disabledSessions
+	// schedule takes the phase changes (nil: no schedule), as the
+	// disabled sessions take the disables.
+	schedule *scheduleProgress
 	// configured are the configured instruments' symbols by id, for
 	// addedAgain.
 	configured map[uint32]string
@@ -617,6 +632,9 @@ func (k *replaySink) Commit() {
 	}
 	if err := k.disabled.Event(k.slot[:]); err != nil && k.err == nil {
 		k.err = err
+	}
+	if k.schedule != nil {
+		k.schedule.Event(k.slot[:])
 	}
 	if err := addedAgain(k.configured, k.slot[:]); err != nil && k.err == nil {
 		k.err = err
