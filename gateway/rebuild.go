@@ -170,6 +170,11 @@ func (l *LostReports) Events() (events [][]byte, dropped int) { return l.events,
 // cannot be resent.
 func (l *LostReports) NoStore() []int { return l.storeless }
 
+// Storeless reports whether session has no store file.
+func (l *LostReports) Storeless(session int) bool {
+	return session < len(l.marks) && !l.marks[session].Rebuild
+}
+
 // Free drops the kept events once redelivered.
 func (l *LostReports) Free() { l.events, l.terms = nil, nil }
 

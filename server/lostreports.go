@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -20,6 +21,10 @@ import (
 // those in the rings and the senders' queues. Beyond it the rest are
 // logged as not rebuilt.
 const lostReportsMax = 1 << 18
+
+// missingStoresShown bounds the sessions the start names in its warning
+// of the missing FIX stores of sessions that ran before.
+const missingStoresShown = 32
 
 // redeliverWithin bounds the wait for the redelivered reports to be stored.
 const redeliverWithin = 30 * time.Second
@@ -115,15 +120,39 @@ func (m FIXStoresMark) Check(lastExecID uint64) error {
 }
 
 // keepLostReports keeps what the replay found for Start, and warns of a
-// session whose store is gone though the replay met reports for it.
-func (s *Server) keepLostReports(lost *gateway.LostReports) {
-	for i, n := range lost.NoStore() {
-		if n > 0 {
+// session whose store is gone though the replay met reports for it, or
+// though it is among the first ran sessions, which ran on this journal at
+// an earlier start (each start creates every configured session's store):
+// a snapshot that holds every report of the session left the first
+// silent, and the session started again at sequence number 1 without a
+// word.
+func (s *Server) keepLostReports(lost *gateway.LostReports, ran int) {
+	noStore := lost.NoStore()
+	var others []string // ran, storeless, and no report replayed: one line for them all
+	for i := range s.cfg.Sessions {
+		n := 0
+		if i < len(noStore) {
+			n = noStore[i]
+		}
+		switch {
+		case n > 0:
 			s.log.Warn("a session's FIX store is missing though the journal holds reports for it: its sequence numbers start "+
 				"again at 1 and those reports cannot be resent; restore the store, or have its client log on with 141=Y",
 				"session", s.cfg.Sessions[i].CompID, "reports_since_the_snapshot", n,
 				"store_dir", filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
+		case i < ran && lost.Storeless(i):
+			others = append(others, s.cfg.Sessions[i].CompID)
 		}
+	}
+	if len(others) > 0 {
+		shown := others[:min(len(others), missingStoresShown)]
+		if len(others) > len(shown) {
+			shown = append(shown[:len(shown):len(shown)], fmt.Sprintf("and %d more", len(others)-len(shown)))
+		}
+		s.log.Warn("a session's FIX store is missing though the session ran on this journal before (the store, or its "+
+			"directory, removed or not mounted): its sequence numbers start again at 1 and its messages cannot be resent; "+
+			"restore the store, or have its client log on with 141=Y",
+			"sessions", strings.Join(shown, ","), "count", len(others), "store_dir", filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
 	}
 	events, dropped := lost.Events()
 	if dropped > 0 {

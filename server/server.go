@@ -391,7 +391,11 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if err := s.storeAhead(highest); err != nil {
 		return err
 	}
-	s.keepLostReports(lost)
+	ran := 0 // the sessions that ran on this journal before, each with its FIX store
+	if terms != nil && (res.Snapshot != nil || res.Records > 0) {
+		ran = terms.recordedSessions
+	}
+	s.keepLostReports(lost, ran)
 	if terms != nil && s.cfg.Journal.Fsync == journal.PolicyBatch && terms.record.JournalNextSeq != s.journal.NextSeq() {
 		terms.record.JournalNextSeq, terms.dirty = s.journal.NextSeq(), true
 	}

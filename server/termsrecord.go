@@ -181,6 +181,10 @@ type termsUpdate struct {
 	// newSessions configured sessions after the recorded ones: the
 	// snapshots, written without them, are not loaded (Server.replay).
 	newInstruments, newSessions []string
+	// recordedSessions is how many of the configured sessions the record
+	// holds (0 without one): each ran, with its FIX store, at an earlier
+	// start on this journal.
+	recordedSessions int
 	// replaced are the recorded terms the configuration differs from,
 	// taken as configured because the journal holds no command yet.
 	replaced []string
@@ -333,6 +337,7 @@ func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, erro
 	if recorded.Sessions != nil && len(current.Sessions) > len(recorded.Sessions) {
 		update.newSessions = current.Sessions[len(recorded.Sessions):]
 	}
+	update.recordedSessions = min(len(recorded.Sessions), len(current.Sessions))
 	return update, nil
 }
 

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -124,4 +126,99 @@ func TestSnapshotStateFailuresAreCounted(t *testing.T) {
 		}
 	}
 	t.Fatalf("no log line names the console state that was not written:\n%s", lastLines(v.logs(), 20))
+}
+
+// TestFIXStoreRemovedUnderTheVenueHalts: the FIX store directory removed
+// under a running venue leaves every session writing and syncing a store
+// file that no longer has a name, without an error, and the next start
+// found no store: the sessions started again at sequence number 1, and
+// when a snapshot held the sessions' reports, without a word. The venue
+// halts at the sync after a store is written instead, the client told and
+// the status naming the cause; the next start, from a snapshot holding
+// every report of the session, names the session whose store is missing,
+// and every order acknowledged is there.
+func TestFIXStoreRemovedUnderTheVenueHalts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, diskVenueTOML+"[journal]\nsnapshot_interval = \"100ms\"\n")
+	v := startVenue(t, cfg)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	restDayBuy(t, c, "first")
+	restDayBuy(t, c, "second")
+	// A snapshot after CLIENT1's reports, and a command after it (another
+	// session's) at whose first event the console saves its state beside
+	// it: a start from it replays none of CLIENT1's reports.
+	other := logOn(t, v.fixAddr, "CLIENT2")
+	durable := uint64(venueStatus(t, v).DurableSeq)
+	journalDir := filepath.Join(dir, "data", "journal")
+	if !statusRequestsUntil(t, other, "ACME", func() bool {
+		snaps, err := journal.ListSnapshots(journalDir)
+		return err == nil && len(snaps) > 0 && snaps[0].Seq > durable
+	}) {
+		t.Fatalf("no snapshot after seq %d:\n%s", durable, lastLines(v.logs(), 20))
+	}
+	if _, err := orderStatus(other, "ACME", "after-snapshot"); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.RemoveAll(filepath.Join(dir, "data", "fixstore")); err != nil {
+		t.Fatal(err)
+	}
+	// A store written (CLIENT1's, by the heartbeat that answers a test
+	// request; CLIENT2's, by the status report before), then synced.
+	if err := c.Send("1", fixclient.F(112, "probe")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(10*time.Second, "h", map[int]string{336: "ALL", 340: "1"}); err != nil {
+		t.Fatalf("no halt after the FIX store directory was removed: %v\n%s", err, lastLines(v.logs(), 20))
+	}
+	if err := c.Send("D", dayBuy("later")...); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Expect(10*time.Second, "8", map[int]string{11: "later"})
+	if err != nil || m.Get(150) != "8" || m.Get(58) != "venue halted: FIX session store failure" {
+		t.Fatalf("an order after the halt: %v %v", m, err)
+	}
+	if st := venueStatus(t, v); st.Ready || !strings.Contains(st.Halted, "removed") || !strings.Contains(st.Halted, ".fixstore") {
+		t.Fatalf("/v1/status after the FIX store directory was removed: %+v", st)
+	}
+	c.Close()
+	other.Close()
+	v.stop(t)
+
+	v = startVenue(t, cfg)
+	if !v.loadedSnapshot() {
+		t.Fatalf("the restart loaded no snapshot:\n%s", v.logs())
+	}
+	warned := false
+	for _, line := range strings.Split(v.logs(), "\n") {
+		if strings.Contains(line, "FIX store is missing") && (strings.Contains(line, "sessions=CLIENT1,") || strings.Contains(line, `sessions="CLIENT1,`)) {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Fatalf("the start does not name CLIENT1, whose FIX store is missing:\n%s", v.logs())
+	}
+	// Every order acknowledged is there (the client resets its sequence
+	// numbers, as the warning says).
+	r := logOn(t, v.fixAddr, "CLIENT1")
+	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]bool{}
+	for {
+		m, err := r.Read(10 * time.Second)
+		if err != nil {
+			t.Fatalf("mass status: %v after %v", err, live)
+		}
+		if m.Type() == "8" && m.Get(584) == "all" {
+			live[m.Get(11)] = true
+			if m.Get(912) == "Y" {
+				break
+			}
+		}
+	}
+	if !live["first"] || !live["second"] {
+		t.Fatalf("after the restart the open orders are %v, want first and second", live)
+	}
 }

@@ -28,7 +28,12 @@
 // instead of an fsync per message, a Syncer fdatasyncs every file written
 // since its last pass (which writes back the mapping's dirty pages), once per
 // interval (group commit: one fsync covers every message of every session in
-// that interval). The window of loss on a power cut is that interval. Sent
+// that interval). The window of loss on a power cut is that interval. Each
+// file it syncs is checked to still have a name (one fstat): a store
+// removed under the venue (its directory rm -r'ed) takes every write and
+// sync without an error, and would be gone at the next start, so that
+// sync fails instead (ErrRemoved, wrapped with ErrFailed, once per store),
+// and the venue halts. Sent
 // messages are also recoverable from the journal: every ExecutionReport is
 // derived from a journaled command.
 //

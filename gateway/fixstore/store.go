@@ -72,6 +72,14 @@ type Options struct {
 // (Factory.OnFail; docs/ARCHITECTURE.md, "A venue that failed").
 var ErrFailed = errors.New("fixstore failed")
 
+// ErrRemoved is the cause of a store's failure (wrapped with ErrFailed)
+// when its file no longer has a name in the file system: it, or the store
+// directory, was removed while the venue ran. Its mapping and syncs go on
+// working, but what it keeps (the session's sequence numbers, the messages
+// for resend) goes with the process, and the session starts again at
+// sequence number 1 at the next start.
+var ErrRemoved = errors.New("the store file was removed from the FIX store directory: the session's sequence numbers and messages for resend would be lost when the process ends")
+
 // ErrDamaged: a store file holds a damaged record with good records after
 // it (not a torn tail); the store is not opened.
 var ErrDamaged = errors.New("fixstore damaged")
@@ -290,14 +298,16 @@ type entry struct {
 
 // Store is one session's message store. It is safe for concurrent use.
 type Store struct {
-	mu         sync.Mutex
-	path       string
-	id         quickfix.SessionID // set by Factory.Create
-	opts       Options
-	f          *os.File
-	mem        []byte // f mapped shared and writable; nil until the first append
-	size       int64  // bytes of records; the file beyond is reserved zeros
-	dirty      bool
+	mu    sync.Mutex
+	path  string
+	id    quickfix.SessionID // set by Factory.Create
+	opts  Options
+	f     *os.File
+	mem   []byte // f mapped shared and writable; nil until the first append
+	size  int64  // bytes of records; the file beyond is reserved zeros
+	dirty bool
+	// removed: a sync found the file removed (ErrRemoved), reported once.
+	removed    bool
 	nextSender int
 	nextTarget int
 	// targetNow mirrors nextTarget for readers that must not wait on mu
@@ -554,7 +564,45 @@ func (s *Store) syncIfDirty() (bool, error) {
 		}
 		return true, s.opts.failed(fmt.Errorf("%w: fdatasync %s: %w", ErrFailed, s.path, err))
 	}
+	// A file removed while it is open takes every write and sync without
+	// an error: one fstat per sync, beside an fdatasync, makes that a
+	// failure, as the journal does for its segments.
+	if err := linked(f); err != nil {
+		s.mu.Lock()
+		// Closed or compacted meanwhile (a compaction renames its file
+		// over this one) is no removal; one is reported once.
+		quiet := s.f != f || s.removed
+		if !quiet {
+			s.removed = true
+		}
+		s.mu.Unlock()
+		if quiet {
+			return true, nil
+		}
+		return true, s.opts.failed(fmt.Errorf("%w: %s: %w", ErrFailed, s.path, err))
+	}
 	return true, nil
+}
+
+// linked says whether f still has a name in the file system (ErrRemoved
+// when it has none). It holds f open for the call, as Fdatasync does.
+func linked(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var st syscall.Stat_t
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Fstat(int(fd), &st) }); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	if st.Nlink == 0 {
+		return ErrRemoved
+	}
+	return nil
 }
 
 // Fdatasync makes f's data durable. It holds f open for the call, so a

@@ -666,3 +666,51 @@ func TestTargetSeqNumNowFollowsTheStore(t *testing.T) {
 	}
 	check("a reset")
 }
+
+// TestRemovedStoreFails: the store directory removed under a running venue
+// leaves each store writing and syncing a file that no longer has a name,
+// without an error, and the sessions' sequence numbers and messages would
+// be gone at the next start. The sync of a store written since fails
+// instead, wrapping ErrFailed and ErrRemoved, reported to OnFail once per
+// store; a store compacted (its file renamed over the old one) is not
+// taken for one removed.
+func TestRemovedStoreFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fixstore")
+	f, err := NewFactory(Options{Dir: dir, MessagesMax: 8, FileBytesMax: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reported []error
+	f.OnFail(func(err error) { reported = append(reported, err) })
+	ma, _ := f.Create(sid)
+	mb, _ := f.Create(quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "CLIENT2"})
+	a, b := ma.(*Store), mb.(*Store)
+	saveMsgs(t, a, 1, 500)
+	if a.compactions == 0 {
+		t.Fatal("no compaction: the test does not reach what it checks")
+	}
+	if _, err := f.SyncDirty(); err != nil || len(reported) != 0 {
+		t.Fatalf("sync after compactions: %v (reported %v)", err, reported)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	saveMsgs(t, a, 501, 501)
+	n, err := f.SyncDirty()
+	if n != 1 || !errors.Is(err, ErrFailed) || !errors.Is(err, ErrRemoved) || !strings.Contains(err.Error(), a.path) {
+		t.Fatalf("sync of a store whose directory was removed: %d %v, want ErrFailed and ErrRemoved naming %s", n, err, a.path)
+	}
+	if len(reported) != 1 || !errors.Is(reported[0], ErrRemoved) {
+		t.Fatalf("OnFail saw %v, want the removal once", reported)
+	}
+	saveMsgs(t, a, 502, 502)
+	if _, err := f.SyncDirty(); err != nil || len(reported) != 1 {
+		t.Fatalf("a second sync of the removed store: %v (reported %v), want it reported once", err, reported)
+	}
+	if err := b.IncrNextTargetMsgSeqNum(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.SyncDirty(); !errors.Is(err, ErrRemoved) || len(reported) != 2 || !strings.Contains(reported[1].Error(), b.path) {
+		t.Fatalf("the other store written: %v (reported %v), want its removal", err, reported)
+	}
+}
