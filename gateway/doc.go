@@ -13,7 +13,13 @@
 // groups found by walking its bytes with the dictionary: QuickFIX/Go's own
 // parse with one misfiles the fields after a nested group; the handlers get
 // that message, its groups readable from their count fields), and goes to
-// QuickFIX/Go's own validator, so every reject is QuickFIX/Go's.
+// QuickFIX/Go's own validator, so every reject is QuickFIX/Go's. A session
+// configured with RejectInvalidMessage=N keeps QuickFIX/Go's dictionary and
+// validation as configured, and its Validator checks only the values the
+// gateway's answers echo as the request gave them (an order's Side,
+// OrdType, OrderQty… in its reject: echoedTags), with QuickFIX/Go's reject:
+// echoed, a value the dictionary does not allow made an answer a
+// validating client refuses.
 //
 // Inbound (FromApp, on each session's QuickFIX/Go goroutine): NewOrderSingle,
 // OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and

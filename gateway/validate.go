@@ -43,6 +43,29 @@ type Validator struct {
 	trailer  tagSet
 	messages map[string]messageCheck // by MsgType
 	full     quickfix.Validator
+	// echoOnly marks the Validator of a session configured with
+	// RejectInvalidMessage=N: QuickFIX/Go validates its messages as
+	// configured, and this checks only the values the gateway's answers
+	// echo (echoedTags).
+	echoOnly bool
+}
+
+// echoedTags are, by message type, the fields whose values the gateway's
+// own answers carry as the request gave them, strings aside (any value is
+// one): an order's reject (Side, OrderQty, OrdType, Price, StopPx,
+// TimeInForce, MaxFloor, ExecInst, ExpireTime: answers.go, rejectOrder), an
+// unknown order's status report (Side), a mass cancel's reject
+// (MassCancelRequestType) and a replay's TradeCaptureReportRequestAck
+// (TradeRequestType). A session with RejectInvalidMessage=N passes the
+// gateway values the dictionary does not allow; echoed, they made answers a
+// validating client refuses (an ExecutionReport with 54=Z), so such a
+// message gets the session Reject a validating session gives it
+// (Validator.CheckFor).
+var echoedTags = map[string][]quickfix.Tag{
+	"D":  {tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.StopPx, tag.TimeInForce, tag.MaxFloor, tag.ExecInst, tag.ExpireTime},
+	"H":  {tag.Side},
+	"q":  {tag.MassCancelRequestType},
+	"AD": {tag.TradeRequestType},
 }
 
 // messageCheck is what the fast check knows of one message type.
@@ -229,7 +252,14 @@ func (s *TagSet) Add(t quickfix.Tag) error {
 // watch: false only when the fast check passed it and saw none of them, so
 // that the handlers need not look each up (a lookup in QuickFIX/Go's field
 // map costs about 170 instructions; the answer here costs a few).
+//
+// The Validator of a session with RejectInvalidMessage=N (echoOnly) checks
+// only the values of echoedTags, as QuickFIX/Go's validator would (an empty
+// value, one outside the enumeration, one not of its type), and returns m.
 func (v *Validator) CheckFor(m *quickfix.Message, watch *TagSet) (*quickfix.Message, bool, quickfix.MessageRejectError) {
+	if v.echoOnly {
+		return m, true, v.checkEchoed(m)
+	}
 	raw := m.Bytes()
 	if ok, seen := v.valid(raw, watch); ok {
 		return m, seen, nil
@@ -399,6 +429,47 @@ func (v *Validator) valid(raw []byte, watch *TagSet) (ok, seen bool) {
 	return false, false
 }
 
+// checkEchoed returns the session Reject QuickFIX/Go's validator gives the
+// first field of echoedTags in m's body whose value it refuses, nil when
+// none.
+func (v *Validator) checkEchoed(m *quickfix.Message) quickfix.MessageRejectError {
+	mt, err := m.Header.GetBytes(tag.MsgType)
+	if err != nil {
+		return nil
+	}
+	for _, t := range echoedTags[string(mt)] {
+		value, err := m.Body.GetBytes(t)
+		switch {
+		case err != nil:
+			continue // absent: QuickFIX/Go checked the required ones
+		case len(value) == 0:
+			// Not seen here: with ValidateFieldsHaveValues=N the FIX edge
+			// drops messages with empty values (gateway/edge, "Empty
+			// values"). QuickFIX/Go's verdict all the same.
+			return quickfix.TagSpecifiedWithoutAValue(t)
+		case int(t) >= len(v.fields):
+			continue
+		}
+		c := &v.fields[t]
+		switch {
+		case c.accepts(value):
+		case !c.inEnums(value):
+			return quickfix.ValueIsIncorrect(t)
+		default:
+			return quickfix.IncorrectDataFormatForValue(t)
+		}
+	}
+	return nil
+}
+
+// inEnums reports whether value is in the field's enumeration (every value
+// is when it has none): accepts without the check of the value's type.
+func (c *fieldCheck) inEnums(value []byte) bool {
+	f := *c
+	f.kind = kindAny
+	return f.accepts(value)
+}
+
 // accepts reports whether value is of the field's type and enumeration, as
 // QuickFIX/Go's validator decides (it reads the value with its own types).
 func (c *fieldCheck) accepts(value []byte) bool {
@@ -531,7 +602,8 @@ func plainTimestamp(v []byte) bool {
 // without looking every field up and validates nothing, and the returned
 // Validator makes all of those checks with the session's settings (see
 // Check). Otherwise ss gets the dictionary, QuickFIX/Go validates as
-// configured, and nil is returned.
+// configured, and the returned Validator checks only the values the
+// gateway's answers echo (echoedTags).
 func TakeOverValidation(ss *quickfix.SessionSettings, dictionary string) (*Validator, error) {
 	if ss.HasSetting(config.DataDictionary) || ss.HasSetting(config.TransportDataDictionary) || ss.HasSetting(config.AppDataDictionary) {
 		return nil, fmt.Errorf("data dictionary: the venue sets it")
@@ -557,13 +629,15 @@ func TakeOverValidation(ss *quickfix.SessionSettings, dictionary string) (*Valid
 		}
 		*b.dst = on
 	}
-	if !vs.RejectInvalidMessage {
-		ss.Set(config.DataDictionary, dictionary)
-		return nil, nil
-	}
 	dd, err := parsedDictionary(dictionary)
 	if err != nil {
 		return nil, err
+	}
+	if !vs.RejectInvalidMessage {
+		ss.Set(config.DataDictionary, dictionary)
+		v := NewValidator(dd, vs)
+		v.echoOnly = true
+		return v, nil
 	}
 	ss.Set(config.RejectInvalidMessage, "N")
 	ss.Set(config.ValidateFieldsHaveValues, "N")

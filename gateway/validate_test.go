@@ -373,8 +373,8 @@ func TestTakeOverValidation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (v != nil) != c.take {
-			t.Errorf("%v: taken over %v, want %v", c.set, v != nil, c.take)
+		if v == nil || v.echoOnly == c.take {
+			t.Errorf("%v: validator %v, want one that takes over %v", c.set, v, c.take)
 		}
 		if got := ss.HasSetting("DataDictionary"); got == c.take {
 			t.Errorf("%v: QuickFIX/Go has a dictionary %v, want %v", c.set, got, !c.take)

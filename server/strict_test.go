@@ -243,7 +243,13 @@ func (c *strictClient) expect(msgType string, want map[int]string) *strictMsg {
 		select {
 		case <-c.wake:
 		case <-deadline.C:
-			c.t.Fatalf("%s: no %s with %v within %v; unread:\n%s", c.id.SenderCompID, msgType, want, readWait, strings.Join(inbox, "\n"))
+			// A refused message never reaches the inbox, and refusing it
+			// wakes nothing: say so if that is why.
+			c.mu.Lock()
+			rejected = append(rejected[:0], c.rejected...)
+			c.mu.Unlock()
+			c.t.Fatalf("%s: no %s with %v within %v; unread:\n%s\nrejected:\n%s", c.id.SenderCompID, msgType, want, readWait,
+				strings.Join(inbox, "\n"), strings.Join(rejected, "\n"))
 		}
 	}
 }
@@ -920,4 +926,64 @@ func TestStopRefusesNewOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, c, map[int]string{11: "cxl", 150: "4"})
+}
+
+// TestStrictClientLaxSession: a session configured with
+// RejectInvalidMessage=N passes the gateway values the dictionary does not
+// allow. Those the venue's answers echo (an order's Side, OrdType,
+// OrderQty…, a status request's Side, a mass cancel's
+// MassCancelRequestType) made answers a strict client refuses (an
+// ExecutionReport with 54=Z); each now gets the session Reject a validating
+// session gives it, and the session stays as lax as configured for the
+// rest (a tag the dictionary does not define on an order is taken).
+func TestStrictClientLaxSession(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), `
+[[session]]
+comp_id = "LAX"
+[session.quickfix]
+RejectInvalidMessage = "N"
+`), Options{})
+	lax := startStrict(t, s, "LAX")
+	strict := startStrict(t, s, "CLIENT3")
+	cases := []struct {
+		msgType string
+		fields  []string
+	}{
+		{"D", limit("z1", "ACME", "Z", "1", "99.00")},
+		{"D", append(limit("z2", "ACME", "1", "1", "99.00")[:10], "40", "Z", "44", "99.00", "59", "0")},
+		{"D", append(limit("z3", "ACME", "1", "1", "99.00")[:14], "59", "Z")},
+		{"D", limit("z4", "ACME", "1", "1x", "99.00")},
+		{"D", limit("z5", "ACME", "1", "1", "9x9.00")},
+		{"D", append(limit("z6", "ACME", "1", "1", "99.00")[:10], "40", "3", "99", "1e2", "59", "0")},
+		{"D", limit("z7", "ACME", "1", "1", "99.00", "111", "abc")},
+		{"D", limit("z8", "ACME", "1", "1", "99.00", "18", "6 !")},
+		{"D", append(limit("z9", "ACME", "1", "1", "99.00")[:14], "59", "6", "126", "tomorrow")},
+		{"H", []string{"11", "z10", "55", "ACME", "54", "Z"}},
+		{"q", []string{"11", "z11", "530", "Z", "60", now()}},
+		{"AD", []string{"568", "z12", "569", "9"}},
+	}
+	for _, c := range cases {
+		var want *strictMsg
+		for _, cl := range []*strictClient{strict, lax} {
+			cl.send(c.msgType, c.fields...)
+			got := cl.expect("3", map[int]string{372: c.msgType})
+			if want == nil {
+				want = got
+				continue
+			}
+			for _, k := range []int{371, 373, 58} {
+				if got.get(k) != want.get(k) {
+					t.Errorf("%s %v: the lax session's Reject %s, a validating session's %s", c.msgType, c.fields, got.raw, want.raw)
+					break
+				}
+			}
+		}
+	}
+	// What the session is lax about is taken: a tag NewOrderSingle does not
+	// define.
+	lax.send("D", limit("z13", "ACME", "1", "1", "99.00", "9999", "x")...)
+	lax.expect("8", map[int]string{11: "z13", 150: "0"})
+	lax.checkNoRejects()
+	strict.checkNoRejects()
 }
