@@ -76,6 +76,11 @@ type Options struct {
 	// non-empty answer is the reason the script is skipped (reported, not
 	// counted as passed or failed).
 	Skip func(path string) (reason string)
+	// Check, when set, is given every message an expectation receives; an
+	// error it returns fails the script, as a message that differs does
+	// (the venue's tests refuse what a validating client would:
+	// internal/fixcheck).
+	Check func(msg []byte) error
 }
 
 // Summary is the outcome of a run.

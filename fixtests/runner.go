@@ -248,6 +248,11 @@ func (r *scriptRun) expect(c *connection, raw []byte) *Failure {
 	if err := verifyChecksum(got); err != nil {
 		return &Failure{Reason: err.Error(), Expected: want, Received: got}
 	}
+	if r.opts.Check != nil {
+		if err := r.opts.Check(got); err != nil {
+			return &Failure{Reason: "received message refused by the check: " + err.Error(), Expected: want, Received: got}
+		}
+	}
 	if diffs := compareMessages(want, got); diffs != nil {
 		return &Failure{Reason: "received message differs", Expected: want, Received: got, Differences: diffs}
 	}

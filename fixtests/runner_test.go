@@ -236,6 +236,28 @@ func TestReceivedChecksumIsVerified(t *testing.T) {
 	wantReport(t, report, ":3: E on connection 1: CheckSum field says 000 but the bytes sum to ", "received: 8=FIX.4.4|9=5|35=0|10=000|")
 }
 
+// TestCheckRefusalFailsTheScript: a received message that Options.Check
+// refuses fails the script with the check's reason, though it is the one
+// expected; without a Check the same script passes.
+func TestCheckRefusalFailsTheScript(t *testing.T) {
+	addr := startAcceptor(t, "ResetOnLogon=Y", "").addr
+	path := writeScript(t, t.TempDir(), "checked", "iCONNECT", logonIn, logonOut, "iDISCONNECT")
+	refuse := func(msg []byte) error {
+		if bytes.Contains(msg, []byte("\x0135=A\x01")) {
+			return errors.New("no Logon today")
+		}
+		return nil
+	}
+	sum, report := runOne(t, fixtests.Options{Addr: addr, Files: []string{path}, Check: refuse})
+	if sum.Failed != 1 {
+		t.Fatalf("summary %+v\n%s", sum, report)
+	}
+	wantReport(t, report, ":3: E on connection 1: received message refused by the check: no Logon today", "received: 8=FIX.4.4|")
+	if sum, report := runOne(t, fixtests.Options{Addr: addr, Files: []string{path}}); sum.Passed != 1 {
+		t.Fatalf("without a Check: summary %+v\n%s", sum, report)
+	}
+}
+
 func TestGarbledReplyIsReported(t *testing.T) {
 	addr := scriptedAcceptor(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
 	path := writeScript(t, t.TempDir(), "garbled", "iCONNECT", "I8=FIX.4.4|35=0|", "E8=FIX.4.4|9=5|35=0|10=0|")

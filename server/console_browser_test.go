@@ -25,6 +25,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/console"
 	"github.com/fixvenue/fixvenue/internal/browsertest"
+	"github.com/fixvenue/fixvenue/internal/fixcheck"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
@@ -39,6 +40,9 @@ import (
 // TCP. The tests share one browser, each in a tab of its own.
 
 func TestMain(m *testing.M) {
+	// Every message a test reads from the venue with fixclient is one a
+	// validating FIX client accepts (internal/fixcheck).
+	fixclient.Check = fixcheck.Check
 	code := m.Run()
 	browsertest.Close()
 	os.Exit(code)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/browsertest"
+	"github.com/fixvenue/fixvenue/internal/fixcheck"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
 
@@ -42,6 +43,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building fixvenue:", err)
 		os.Exit(1)
 	}
+	// Every message a test reads from the venue with fixclient is one a
+	// validating FIX client accepts (internal/fixcheck).
+	fixclient.Check = fixcheck.Check
 	code := m.Run()
 	browsertest.Close()
 	os.RemoveAll(dir)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixwire"
@@ -156,12 +157,23 @@ func (c *Client) ReadAny(timeout time.Duration) (*Message, error) {
 	return c.next(timeout)
 }
 
+// Check, when set, is given every message a Client reads; an error it
+// returns fails the read, naming the message. The tests that run the venue
+// set it to fixcheck.Check in TestMain, before any Client reads, so that
+// every message they read is one a validating FIX client accepts.
+var Check func(raw []byte) error
+
 // next reads the next message from the connection.
 func (c *Client) next(timeout time.Duration) (*Message, error) {
 	c.Conn.SetReadDeadline(time.Now().Add(timeout))
 	raw, err := c.in.Next()
 	if err != nil {
 		return nil, err
+	}
+	if Check != nil {
+		if err := Check(raw); err != nil {
+			return nil, fmt.Errorf("fixclient: a validating FIX client refuses %s: %w", strings.ReplaceAll(string(raw), "\x01", "|"), err)
+		}
 	}
 	return Parse(raw)
 }

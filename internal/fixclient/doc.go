@@ -3,7 +3,9 @@
 // answers TestRequests, and keeps its own sequence numbers. It is deliberately
 // not QuickFIX: tests that use it see the venue's bytes exactly, and can send
 // bytes no well-behaved engine would. Framing, CheckSum and fields are
-// internal/fixwire's.
+// internal/fixwire's. Check, when a test sets it (internal/fixcheck), is
+// given every message read, and its refusal fails the read: the tests that
+// run the venue read with a client that validates as a stock one does.
 //
 // Limits: one message is at most MessageBytesMax; reads honour a deadline on
 // every call; nothing is retried.
