@@ -270,7 +270,9 @@ func (g *Gateway) seeReport(name string, rep RiskReport) {
 }
 
 // riskText is the Text of a risk reject caused by command cause, from the
-// RiskBreach that preceded it; "" when there is none.
+// RiskBreach that preceded it; "" when there is none. It is printable ASCII,
+// as FIX 4.4 wants a Text ("x" for times: a "×" in UTF-8 reads as two other
+// characters to a client decoding ISO-8859-1, QuickFIX/J's default).
 func (g *Gateway) riskText(cause int64, reason venue.RejectReason) string {
 	b := &g.breach
 	if reason != venue.RejectReasonRiskLimitExceeded && reason != venue.RejectReasonKillSwitchActive || b.cause != cause {
@@ -287,13 +289,13 @@ func (g *Gateway) riskText(cause int64, reason venue.RejectReason) string {
 	case venue.RiskLimitMaxOrderQty:
 		return fmt.Sprintf("order exceeds limit: max order quantity of %s%s: %d > %d", who, in, b.request, b.limitV)
 	case venue.RiskLimitMaxOrderNotional:
-		return fmt.Sprintf("order exceeds limit: max order notional of %s%s: %d > %d (price ticks × quantity)", who, in, b.request, b.limitV)
+		return fmt.Sprintf("order exceeds limit: max order notional of %s%s: %d > %d (price ticks x quantity)", who, in, b.request, b.limitV)
 	case venue.RiskLimitMaxOpenOrders:
 		return fmt.Sprintf("order exceeds limit: max open orders of %s: %d open + %d > %d", who, b.current, b.request, b.limitV)
 	case venue.RiskLimitMaxOpenNotional:
-		return fmt.Sprintf("order exceeds limit: max open notional of %s: %d open + %d > %d (price ticks × quantity)", who, b.current, b.request, b.limitV)
+		return fmt.Sprintf("order exceeds limit: max open notional of %s: %d open + %d > %d (price ticks x quantity)", who, b.current, b.request, b.limitV)
 	case venue.RiskLimitCreditLimit:
-		return fmt.Sprintf("order exceeds limit: credit limit of %s: %d used + %d > %d (price ticks × quantity)", who, b.current, b.request, b.limitV)
+		return fmt.Sprintf("order exceeds limit: credit limit of %s: %d used + %d > %d (price ticks x quantity)", who, b.current, b.request, b.limitV)
 	case venue.RiskLimitMaxPosition:
 		return fmt.Sprintf("order exceeds limit: max position of %s%s: %d + %d > %d", who, in, b.current, b.request, b.limitV)
 	}

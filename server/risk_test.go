@@ -251,9 +251,9 @@ kill_after_breaches = 5
 		sendOrder(t, c, order{id: id, side: side, qty: qty, px: px})
 		expectER(t, c, map[int]string{11: id, 150: "0"})
 	}
-	refuse("n1", "1", "60", "99.00", "max order notional of session:CLIENT3 in ACME: 594000 > 500000 (price ticks × quantity)")
+	refuse("n1", "1", "60", "99.00", "max order notional of session:CLIENT3 in ACME: 594000 > 500000 (price ticks x quantity)")
 	accept("b1", "1", "10", "95.00")
-	refuse("n2", "2", "20", "105.00", "max open notional of session:CLIENT3: 95000 open + 210000 > 300000 (price ticks × quantity)")
+	refuse("n2", "2", "20", "105.00", "max open notional of session:CLIENT3: 95000 open + 210000 > 300000 (price ticks x quantity)")
 	accept("s1", "2", "10", "105.00")
 	refuse("n3", "1", "1", "94.00", "max open orders of session:CLIENT3: 2 open + 1 > 2")
 
@@ -261,7 +261,7 @@ kill_after_breaches = 5
 	sendOrder(t, other, order{id: "x1", side: "2", qty: "10", px: "95.00"})
 	expectER(t, other, map[int]string{11: "x1", 150: "F", 39: "2"})
 	expectER(t, c, map[int]string{11: "b1", 150: "F", 39: "2"})
-	refuse("n4", "1", "17", "94.00", "credit limit of session:CLIENT3: 95000 used + 159800 > 250000 (price ticks × quantity)")
+	refuse("n4", "1", "17", "94.00", "credit limit of session:CLIENT3: 95000 used + 159800 > 250000 (price ticks x quantity)")
 
 	// A replace is checked on its delta: a smaller one passes, a larger one
 	// is refused (the fifth breach, which trips the kill switch).
@@ -275,7 +275,7 @@ kill_after_breaches = 5
 		t.Fatal(err)
 	}
 	if _, err := c.Expect(readWait, "9", map[int]string{11: "s3", 41: "s2", 434: "2",
-		58: "order exceeds limit: max open notional of session:CLIENT3: 52500 open + 262500 > 300000 (price ticks × quantity)"}); err != nil {
+		58: "order exceeds limit: max open notional of session:CLIENT3: 52500 open + 262500 > 300000 (price ticks x quantity)"}); err != nil {
 		t.Fatalf("%v (received: %v)", err, c.Received)
 	}
 	expectER(t, c, map[int]string{11: "s2", 150: "4", 58: "cancelled by the kill switch"})
@@ -314,13 +314,13 @@ max_order_notional = 700000
 	expectER(t, c, map[int]string{11: "st1", 150: "0"})
 	sendOrder(t, c, order{id: "st2", side: "1", qty: "50", typ: "3", extra: stop})
 	expectER(t, c, map[int]string{11: "st2", 150: "8", 103: "3",
-		58: "order exceeds limit: credit limit of session:CLIENT2: 550000 used + 550000 > 1000000 (price ticks × quantity)"})
+		58: "order exceeds limit: credit limit of session:CLIENT2: 550000 used + 550000 > 1000000 (price ticks x quantity)"})
 	if err := c.Send("G", fixclient.F(11, "st1r"), fixclient.F(41, "st1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
 		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "70"), fixclient.F(40, "3"), fixclient.F(99, "101.00")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Expect(readWait, "9", map[int]string{11: "st1r", 41: "st1", 434: "2",
-		58: "order exceeds limit: max order notional of session:CLIENT2 in ACME: 770000 > 700000 (price ticks × quantity)"}); err != nil {
+		58: "order exceeds limit: max order notional of session:CLIENT2 in ACME: 770000 > 700000 (price ticks x quantity)"}); err != nil {
 		t.Fatalf("%v (received: %v)", err, c.Received)
 	}
 	// Once cancelled, the stop no longer counts: the same order passes.
@@ -482,7 +482,7 @@ max_open_notional = 250000
 	expectER(t, c, map[int]string{11: "m1", 150: "0"})
 	sendOrder(t, c, order{id: "m2", side: "1", qty: "20", typ: "1"})
 	expectER(t, c, map[int]string{11: "m2", 150: "8", 103: "3",
-		58: "order exceeds limit: max open notional of session:CLIENT1: 110000 open + 220000 > 250000 (price ticks × quantity)"})
+		58: "order exceeds limit: max open notional of session:CLIENT1: 110000 open + 220000 > 250000 (price ticks x quantity)"})
 	sendOrder(t, c, order{id: "m3", side: "1", qty: "10", typ: "1"})
 	expectER(t, c, map[int]string{11: "m3", 150: "0"})
 	sendOrder(t, c, order{id: "m4", side: "2", qty: "1", typ: "1"})

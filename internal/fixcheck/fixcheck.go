@@ -10,6 +10,7 @@ import (
 	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/gateway/spec"
+	"github.com/fixvenue/fixvenue/internal/fixwire"
 )
 
 var (
@@ -38,6 +39,9 @@ func Check(raw []byte) error {
 	if rej := validator.Validate(m); rej != nil {
 		return reject(rej)
 	}
+	if err := printable(raw); err != nil {
+		return err
+	}
 	if dup, err := m.Header.GetBool(tag.PossDupFlag); err == nil && dup {
 		if !m.Header.Has(tag.OrigSendingTime) {
 			return reject(quickfix.RequiredTagMissing(tag.OrigSendingTime))
@@ -46,6 +50,26 @@ func Check(raw []byte) error {
 		sent, err2 := m.Header.GetTime(tag.SendingTime)
 		if err1 != nil || err2 != nil || orig.After(sent) {
 			return fmt.Errorf("OrigSendingTime (122) after SendingTime (52), or either unreadable")
+		}
+	}
+	return nil
+}
+
+// printable refuses a byte other than printable ASCII outside the data
+// fields. FIX 4.4 carries other characters only in its Encoded fields
+// (EncodedText 355 and the like, with MessageEncoding 347), Text in ASCII
+// beside them: validating engines do not check it, but a client decoding
+// ISO-8859-1 (QuickFIX/J's default) reads UTF-8 as other characters.
+func printable(raw []byte) error {
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if ft, ok := dict.FieldTypeByTag[int(f.Tag)]; ok && ft.Type == "DATA" {
+			continue
+		}
+		for _, c := range f.Value {
+			if c < ' ' || c > '~' {
+				return fmt.Errorf("tag %d: byte %#x is not printable ASCII (FIX 4.4 puts other characters in its Encoded fields)", f.Tag, c)
+			}
 		}
 	}
 	return nil

@@ -37,6 +37,7 @@ func TestCheck(t *testing.T) {
 		{"PossDup without OrigSendingTime", append(header(fixclient.F(43, "Y")), er("1")...), "SessionRejectReason 1, tag 122"},
 		{"PossDup with OrigSendingTime", append(header(fixclient.F(43, "Y"), fixclient.F(122, now)), er("1")...), ""},
 		{"OrigSendingTime after SendingTime", append(header(fixclient.F(43, "Y"), fixclient.F(122, fixclient.Timestamp(time.Now().Add(time.Hour)))), er("1")...), "OrigSendingTime (122) after"},
+		{"UTF-8 in Text", append(header(), er("1", fixclient.F(58, "5 \u00d7 2"))...), "tag 58: byte 0xc3 is not printable ASCII"},
 		{"W", append(w, fixclient.F(268, "2"), fixclient.F(269, "0"), fixclient.F(270, "1.00"), fixclient.F(269, "1"), fixclient.F(270, "2.00")), ""},
 		{"group count", append(w, fixclient.F(268, "2"), fixclient.F(269, "0"), fixclient.F(270, "1.00")), "SessionRejectReason 16, tag 268"},
 		{"group member before its delimiter", append(w, fixclient.F(268, "1"), fixclient.F(270, "1.00"), fixclient.F(269, "0")), "SessionRejectReason 16, tag 268"},
