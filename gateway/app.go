@@ -415,18 +415,29 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		if h := g.extraHandler(string(msgTypeBytes)); h != nil {
 			return h(s.idx, m)
 		}
-		return quickfix.UnsupportedMessageType()
+		// QuickFIX/Go's UnsupportedMessageType has no BusinessRejectRefID,
+		// which FIX 4.4 requires when the message has an ID field (a
+		// SecurityDefinitionRequest's SecurityReqID, a QuoteRequest's
+		// QuoteReqID): the same reject, with it.
+		return businessReject(businessRejUnsupportedMsg, businessRejectRefID(m), unsupportedMessageTypeText)
 	}
 	return nil
 }
+
+// unsupportedMessageTypeText is the Text of a BusinessMessageReject of a
+// message type the venue does not take (380=3): QuickFIX's words, as the
+// reference scripts expect them.
+const unsupportedMessageTypeText = "Unsupported Message Type"
 
 // businessRejectRefIDTags are, per message type, the field whose value a
 // BusinessMessageReject of that message echoes as its BusinessRejectRefID
 // (379), which FIX 4.4 requires unless the message had none: the
 // request types the venue serves, and the orders, quotes and requests a
-// trading client commonly sends. A type not listed is rejected without
-// 379, as QuickFIX answers a type it does not support (380=3, the
-// reference scripts' 2r_UnregisteredMsgType).
+// trading client commonly sends, whichever the reason (380=3 for a type
+// the venue does not take, 4 behind a Logout, 6 from a drop-copy
+// session). A type not listed is rejected without 379, as QuickFIX answers
+// a type it does not support (380=3, the reference scripts'
+// 2r_UnregisteredMsgType, an ExecutionReport).
 var businessRejectRefIDTags = map[string]quickfix.Tag{
 	"D": tag.ClOrdID, "F": tag.ClOrdID, "G": tag.ClOrdID, "H": tag.ClOrdID, "q": tag.ClOrdID,
 	"AB": tag.ClOrdID, "AC": tag.ClOrdID,

@@ -31,7 +31,8 @@
 // OrderMassStatusRequest from the gateway's view of each session's open
 // orders (kept by outbound from the events, seeded from the matcher's books
 // at start-up; see docs/ARCHITECTURE.md); other message types go to handlers
-// registered with Handle (market data) or get a BusinessMessageReject (380=3),
+// registered with Handle (market data) or get a BusinessMessageReject (380=3,
+// with the message's ID field as BusinessRejectRefID: businessRejectRefIDTags),
 // except a BusinessMessageReject, which is taken and never answered.
 // Every enumerated value written is a typed constant of fixenums.go, valid in
 // the FIX 4.4 dictionary the venue ships (a test checks each). What the gateway refuses on its own (unknown

@@ -667,8 +667,15 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 	})
 
 	run("business and session rejects", func(t *testing.T) {
+		// A type the venue does not take: its ID field echoed as
+		// BusinessRejectRefID (379), which FIX 4.4 requires when the
+		// message has one; an ExecutionReport from a client has none.
 		a.send("c", "320", "sd1", "321", "0")
-		a.expect("j", map[int]string{372: "c", 380: "3"})
+		a.expect("j", map[int]string{372: "c", 380: "3", 379: "sd1", 58: "Unsupported Message Type"})
+		a.send("8", "37", "x1", "17", "x1", "150", "0", "39", "0", "55", "ACME", "54", "1", "151", "1", "14", "0", "6", "0")
+		if j := a.expect("j", map[int]string{372: "8", 380: "3"}); j.get(379) != "" {
+			t.Errorf("BusinessRejectRefID of a type with no ID field: %s", j.raw)
+		}
 		// An invalid Side value is refused by the venue's own dictionary check.
 		a.send("D", limit("bad1", "ACME", "Z", "1", "99.00")...)
 		a.expect("3", map[int]string{371: "54", 373: "5"})
