@@ -49,8 +49,10 @@ func quickfixCppMissing() string {
 // for an off-tick price, a price outside the band, a quantity above the
 // maximum and an unknown symbol (ExecutionReport 150=8 with OrdRejReason 99,
 // 99, 13, 1), an OrderMassStatusRequest, a TradingSessionStatusRequest and a
-// SecurityListRequest, the cancel of the rest of the partly filled order,
-// logout. QuickFIX/C++ validates every message from the venue against the
+// SecurityListRequest, the cancel of the rest of the partly filled order, a
+// replace (150=5), a stop elected by a trade (150=D, then its fill), a mass
+// cancel (35=r), a type the venue does not take (35=j with 379), market data
+// (W, X, Y), logout. QuickFIX/C++ validates every message from the venue against the
 // FIX 4.4 data dictionary (UseDataDictionary=Y), so a malformed report or a
 // value outside the dictionary fails the run with the engine's own words.
 func TestInteropQuickFIXCpp(t *testing.T) {

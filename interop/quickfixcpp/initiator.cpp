@@ -23,7 +23,21 @@
 //      340=2 (open); SecurityListRequest (x, all) -> SecurityList (y) 560=0
 //      with ACME's tick size, lot and band.
 //   9. An OrderCancelRequest for B1's remaining 6 -> ER 150=4 39=4 CumQty 4.
-//  10. Logout, answered by the venue's Logout.
+//  10. B3: buy 3 @ 97.00 rests, replaced to 4 -> ER 150=5 39=0 (OrigClOrdID
+//      B3, same OrderID).
+//  11. A buy stop at 100.00 (40=3) waits; a trade at 100.00 elects it -> ER
+//      150=D (Restated, 378=99, StopPx echoed), then its fill at 100.50.
+//  12. OrderMassCancelRequest for ACME -> ER 150=4 for the replaced B3, then
+//      OrderMassCancelReport (r) 530=1 531=1 533=1.
+//  13. SecurityDefinitionRequest, a type the venue does not take ->
+//      BusinessMessageReject (j) 372=c 380=3 379 echoed.
+//  14. MarketDataRequest for ACME's bids and offers (263=1) -> a snapshot
+//      (W), then, for M1 buy 1 @ 96.00, an incremental refresh (X) with its
+//      level, and a snapshot request (263=0) -> W with that level;
+//      unsubscribed twice -> MarketDataRequestReject (Y) without a
+//      reason for the second; a snapshot of an unknown symbol -> Y 281=0;
+//      M1 cancelled.
+//  15. Logout, answered by the venue's Logout.
 // Every ExecutionReport must carry 37, 17, 39, 55, 54, 151, 14 and 6 and a
 // fresh ExecID, and no application message may be left unread at the end.
 //
@@ -46,9 +60,13 @@
 #include <quickfix/Session.h>
 #include <quickfix/SessionSettings.h>
 #include <quickfix/SocketInitiator.h>
+#include <quickfix/fix44/MarketDataRequest.h>
 #include <quickfix/fix44/NewOrderSingle.h>
+#include <quickfix/fix44/OrderCancelReplaceRequest.h>
 #include <quickfix/fix44/OrderCancelRequest.h>
+#include <quickfix/fix44/OrderMassCancelRequest.h>
 #include <quickfix/fix44/OrderMassStatusRequest.h>
+#include <quickfix/fix44/SecurityDefinitionRequest.h>
 #include <quickfix/fix44/SecurityListRequest.h>
 #include <quickfix/fix44/TradingSessionStatusRequest.h>
 
@@ -304,6 +322,11 @@ class Script {
     massStatus();
     sessionServices();
     cancelRest();
+    replace();
+    stopTriggered();
+    massCancel();
+    unsupported();
+    marketData();
     expectNothingUnread("before logout");
     logout();
     expectNothingUnread("after logout");
@@ -443,6 +466,130 @@ class Script {
     ok("ER Canceled for B1 with CumQty 4");
   }
 
+  void replace() {
+    step("B3: buy 3 ACME @ 97.00 (rests), then replace it to 4 (expects ER Replaced)");
+    const std::string b3 = run_ + "-B3";
+    sendOrder(b3, FIX::Side_BUY, 3, 97.00, "BUY7");
+    FIX::Message er = expectER(b3, "0");
+    const std::string orderID = Interop::field(er, 37);
+    FIX44::OrderCancelReplaceRequest g(FIX::OrigClOrdID(b3), FIX::ClOrdID(r3()), FIX::Side(FIX::Side_BUY),
+                                       FIX::TransactTime(3), FIX::OrdType(FIX::OrdType_LIMIT));
+    g.set(FIX::Symbol(symbol));
+    g.set(FIX::OrderQty(4));
+    g.set(FIX::Price(97.00));
+    g.set(FIX::TimeInForce(FIX::TimeInForce_DAY));
+    g.set(FIX::Account("BUY7"));
+    send(g);
+    er = expectER(r3(), "5");
+    expectFields(er, r3(), {{39, "0"}, {41, b3}, {37, orderID}});
+    expectNumbers(er, r3(), {{38, 4}, {151, 4}, {14, 0}});
+    ok("ER Replaced: R3 for 4 @ 97.00, OrderID " + orderID);
+  }
+
+  void stopTriggered() {
+    step("a buy stop at 100.00, elected by a trade at 100.00 (expects ER Restated 150=D, then its fill)");
+    const std::string st = run_ + "-ST", s5 = run_ + "-S5", s6 = run_ + "-S6", b5 = run_ + "-B5";
+    sendOrder(s6, FIX::Side_SELL, 1, 100.50, "SELL7");  // what the elected stop buys
+    expectER(s6, "0");
+    FIX44::NewOrderSingle stop(FIX::ClOrdID(st), FIX::Side(FIX::Side_BUY), FIX::TransactTime(3),
+                               FIX::OrdType(FIX::OrdType_STOP));
+    stop.set(FIX::Symbol(symbol));
+    stop.set(FIX::OrderQty(1));
+    stop.set(FIX::StopPx(100.00));
+    stop.set(FIX::TimeInForce(FIX::TimeInForce_DAY));
+    stop.set(FIX::Account("STOP7"));
+    send(stop);
+    expectER(st, "0");
+    sendOrder(s5, FIX::Side_SELL, 1, 100.00, "SELL7");
+    expectER(s5, "0");
+    sendOrder(b5, FIX::Side_BUY, 1, 100.00, "BUY7");
+    expectER(b5, "F");
+    expectER(s5, "F");
+    FIX::Message er = expectER(st, "D");
+    expectFields(er, st, {{39, "0"}, {40, "3"}, {378, "99"}});
+    expectNumbers(er, st, {{99, 100.00}});
+    er = expectER(st, "F");
+    expectFields(er, st, {{39, "2"}, {40, "3"}});
+    expectNumbers(er, st, {{31, 100.50}, {32, 1}, {99, 100.00}});
+    expectER(s6, "F");
+    FIX::Message aggressorNew;
+    app_.takeIfQueued(isER(b5, "0"), aggressorNew);
+    ok("ER Restated (378=99) then Trade at 100.50 for the stop");
+  }
+
+  void massCancel() {
+    step("OrderMassCancelRequest for ACME (R3 is the only open order)");
+    const std::string mc = run_ + "-MC1";
+    FIX44::OrderMassCancelRequest q(FIX::ClOrdID(mc), FIX::MassCancelRequestType(FIX::MassCancelRequestType_CANCEL_ORDERS_FOR_A_SECURITY),
+                                    FIX::TransactTime(3));
+    q.set(FIX::Symbol(symbol));
+    send(q);
+    FIX::Message er = expectER(r3(), "4");
+    expectFields(er, r3(), {{39, "4"}});
+    FIX::Message r = app_.take(deadline_, "OrderMassCancelReport for " + mc, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "r" && Interop::field(m, 11) == mc;
+    });
+    expectFields(r, mc, {{530, "1"}, {531, "1"}, {533, "1"}, {55, symbol}});
+    ok("ER Canceled for R3, OrderMassCancelReport 531=1 533=1");
+  }
+
+  void unsupported() {
+    step("SecurityDefinitionRequest, a type the venue does not take (expects BusinessMessageReject 380=3)");
+    const std::string sd = run_ + "-SD1";
+    FIX44::SecurityDefinitionRequest c(FIX::SecurityReqID(sd), FIX::SecurityRequestType(FIX::SecurityRequestType_REQUEST_SECURITY_IDENTITY_AND_SPECIFICATIONS));
+    send(c);
+    FIX::Message j = app_.take(deadline_, "BusinessMessageReject for " + sd, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "j" && Interop::field(m, 379) == sd;
+    });
+    expectFields(j, sd, {{372, "c"}, {380, "3"}});
+    ok("BusinessMessageReject 372=c 380=3 Text=\"" + Interop::field(j, 58) + "\"");
+  }
+
+  void marketData() {
+    step("MarketDataRequest for ACME's bids and offers (expects a W, then an X for M1's level, then a snapshot W with it)");
+    const std::string md = run_ + "-MD1", m1 = run_ + "-M1";
+    sendMarketDataRequest(md, '1', symbol);
+    app_.take(deadline_, "MarketDataSnapshotFullRefresh for " + md, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "W" && Interop::field(m, 262) == md;
+    });
+    sendOrder(m1, FIX::Side_BUY, 1, 96.00, "BUY7");
+    expectER(m1, "0");
+    FIX::Message x = app_.take(deadline_, "MarketDataIncrementalRefresh for " + md + " with 96.00", [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "X" && Interop::field(m, 262) == md && readable(m.toString()).find("|270=96") != std::string::npos;
+    });
+    ok("X: " + readable(x.toString()));
+    // The X came from the feed's book, which holds M1 now: a snapshot shows it.
+    const std::string snap = run_ + "-MD3";
+    sendMarketDataRequest(snap, '0', symbol);
+    FIX::Message w = app_.take(deadline_, "MarketDataSnapshotFullRefresh for " + snap, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "W" && Interop::field(m, 262) == snap;
+    });
+    expectFields(w, snap, {{55, symbol}, {268, "1"}});
+    ok("W: " + readable(w.toString()));
+    step("unsubscribe twice (the second is refused: MarketDataRequestReject without a reason), and a snapshot of an unknown symbol");
+    sendMarketDataRequest(md, '2', symbol);
+    sendMarketDataRequest(md, '2', symbol);
+    FIX::Message y = app_.take(deadline_, "MarketDataRequestReject for " + md, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "Y" && Interop::field(m, 262) == md;
+    });
+    expectFields(y, md, {{281, ""}});
+    // Updates built before the unsubscription arrive before the reject.
+    FIX::Message late;
+    while (app_.takeIfQueued([&](const FIX::Message &m) { return Interop::msgType(m) == "X" && Interop::field(m, 262) == md; }, late)) {
+    }
+    const std::string unknown = run_ + "-MD2";
+    sendMarketDataRequest(unknown, '0', "NOSUCH");
+    y = app_.take(deadline_, "MarketDataRequestReject for " + unknown, [&](const FIX::Message &m) {
+      return Interop::msgType(m) == "Y" && Interop::field(m, 262) == unknown;
+    });
+    expectFields(y, unknown, {{281, "0"}});
+    ok("MarketDataRequestReject Text=\"" + Interop::field(y, 58) + "\"; 281=0 for an unknown symbol");
+    const std::string c4 = run_ + "-C4";
+    sendCancel(c4, m1, FIX::Side_BUY, 1);
+    expectER(c4, "4");
+    ok("ER Canceled for M1");
+  }
+
   void logout() {
     step("logout");
     FIX::Session *s = FIX::Session::lookupSession(id_);
@@ -462,6 +609,7 @@ class Script {
   }
 
   std::string b1() const { return run_ + "-B1"; }
+  std::string r3() const { return run_ + "-R3"; }
 
   void step(const std::string &what) {
     ++stepNo_;
@@ -497,6 +645,22 @@ class Script {
     cxl.set(FIX::Symbol(symbol));
     cxl.set(FIX::OrderQty(qty));
     send(cxl);
+  }
+
+  // sendMarketDataRequest asks for sym's bids and offers, full depth:
+  // a snapshot (subscription '0'), a subscription ('1') or its end ('2').
+  void sendMarketDataRequest(const std::string &reqID, char subscription, const std::string &sym) {
+    FIX44::MarketDataRequest v(FIX::MDReqID(reqID), FIX::SubscriptionRequestType(subscription), FIX::MarketDepth(0));
+    v.set(FIX::MDUpdateType(FIX::MDUpdateType_INCREMENTAL_REFRESH));
+    FIX44::MarketDataRequest::NoMDEntryTypes types;
+    for (char t : {FIX::MDEntryType_BID, FIX::MDEntryType_OFFER}) {
+      types.set(FIX::MDEntryType(t));
+      v.addGroup(types);
+    }
+    FIX44::MarketDataRequest::NoRelatedSym related;
+    related.set(FIX::Symbol(sym));
+    v.addGroup(related);
+    send(v);
   }
 
   static std::function<bool(const FIX::Message &)> isER(const std::string &clOrdID, const std::string &execType) {
@@ -642,7 +806,8 @@ int main(int argc, char **argv) {
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count());
     Script(app, runID, deadline).run();
-    std::cout << "PASS: QuickFIX/C++ logged on, traded, cancelled and logged out against the venue" << std::endl;
+    std::cout << "PASS: QuickFIX/C++ logged on, traded, replaced, cancelled, took market data and logged out against the venue"
+              << std::endl;
   } catch (const ScriptFailure &e) {
     std::cout << "FAIL: " << e.what() << std::endl;
     status = 1;
