@@ -134,6 +134,30 @@ func interruptScript(t *testing.T, name string, env []string, started func(outpu
 // every one of words (Linux: /proc).
 func processWith(t *testing.T, words ...string) bool {
 	t.Helper()
+	return processWhere(t, nil, words...)
+}
+
+// dialledProcessWith is processWith for a process that has opened a
+// socket: a load generator that has dialled, its Ctrl-C handler set before
+// (one interrupted before that ends at once, without its figures).
+func dialledProcessWith(t *testing.T, words ...string) bool {
+	t.Helper()
+	return processWhere(t, func(proc string) bool {
+		fds, _ := os.ReadDir(filepath.Join(proc, "fd"))
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join(proc, "fd", fd.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+				return true
+			}
+		}
+		return false
+	}, words...)
+}
+
+// processWhere reports whether a process runs whose command line holds
+// every one of words and, when ok is given, of whose /proc directory ok
+// says true.
+func processWhere(t *testing.T, ok func(proc string) bool, words ...string) bool {
+	t.Helper()
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
@@ -150,7 +174,7 @@ func processWith(t *testing.T, words ...string) bool {
 				}
 			}
 		}
-		if found == len(words) {
+		if found == len(words) && (ok == nil || ok(filepath.Join("/proc", d.Name()))) {
 			return true
 		}
 	}
@@ -221,7 +245,7 @@ func TestBenchFixStopsOnCtrlC(t *testing.T) {
 		func(output string) bool {
 			// The load under way: on a loaded machine its process may
 			// start well after the script says where the venue is.
-			return strings.Contains(output, "bench-fix.sh: fix-batch-1s-passive: venue on") && processWith(t, "load", out)
+			return strings.Contains(output, "bench-fix.sh: fix-batch-1s-passive: venue on") && dialledProcessWith(t, "load", out)
 		})
 	result, _ := os.ReadFile(filepath.Join(out, "fix-batch-1s-passive-50.json"))
 	var ee *exec.ExitError
