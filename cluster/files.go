@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fixvenue/fixvenue/internal/durable"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -88,7 +89,7 @@ func checkVoters(dir string, voters []uint64) error {
 			out = binary.LittleEndian.AppendUint64(out, v)
 		}
 		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
-		return replaceFile(dir, votersFile, out)
+		return durable.WriteFile(path, out, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -119,20 +120,7 @@ func writeIdentity(dir string, clusterID, nodeID uint64) error {
 	binary.LittleEndian.PutUint64(b[8:], clusterID)
 	binary.LittleEndian.PutUint64(b[16:], nodeID)
 	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
-	return replaceFile(dir, identityFile, b)
-}
-
-// replaceFile writes b as dir/name durably: a synced temporary file renamed
-// over it, then the directory synced.
-func replaceFile(dir, name string, b []byte) error {
-	tmp := filepath.Join(dir, name+".tmp")
-	if err := writeSynced(tmp, b); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	return syncDir(dir)
+	return durable.WriteFile(filepath.Join(dir, identityFile), b, 0o644)
 }
 
 func writeSynced(path string, b []byte) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/durable"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -957,7 +958,7 @@ func newScheduleState(last schedule.Transition, what, endedDay string) scheduleS
 
 func writeScheduleState(dataDir string, st scheduleState) error {
 	b, _ := json.Marshal(st)
-	return WriteFileDurably(filepath.Join(dataDir, ScheduleStateFile), b)
+	return durable.WriteFile(filepath.Join(dataDir, ScheduleStateFile), b, 0o640)
 }
 
 // runSchedule catches up from last, the last transition run (found: its
@@ -1410,7 +1411,7 @@ func (o *Ops) markEndOfDayPending(reason string) error {
 		}
 	}
 	b, _ := json.Marshal(endOfDayPending{Reason: reason, FromSeq: uint64(o.cfg.Pipeline.Durable().Load() + 1)})
-	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), b); err != nil {
+	if err := durable.WriteFile(filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), b, 0o640); err != nil {
 		return fmt.Errorf("end of day not marked pending in %s, so not journaled (a crash before it is recorded would run it again): %w",
 			filepath.Join(o.cfg.DataDir, EndOfDayPendingFile), err)
 	}
@@ -1628,7 +1629,7 @@ func (o *Ops) encodePhases() []byte {
 func (o *Ops) savePhases(b []byte) error {
 	o.phasesFileMu.Lock()
 	defer o.phasesFileMu.Unlock()
-	if err := WriteFileDurably(filepath.Join(o.cfg.DataDir, PhasesFile), b); err != nil {
+	if err := durable.WriteFile(filepath.Join(o.cfg.DataDir, PhasesFile), b, 0o640); err != nil {
 		o.phasesUnsaved = b
 		return err
 	}
@@ -1645,7 +1646,7 @@ func (o *Ops) phasesRecorded() error {
 		return nil
 	}
 	path := filepath.Join(o.cfg.DataDir, PhasesFile)
-	if err := WriteFileDurably(path, o.phasesUnsaved); err != nil {
+	if err := durable.WriteFile(path, o.phasesUnsaved, 0o640); err != nil {
 		return fmt.Errorf("the groups' phases are not in %s (%w)", path, err)
 	}
 	o.phasesUnsaved = nil

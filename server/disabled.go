@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/fixvenue/fixvenue/config"
-	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/internal/durable"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -100,7 +100,7 @@ func (d *disabledSessions) set(compID string, disabled bool) error {
 	if d.path == "" {
 		return nil
 	}
-	if err := ops.WriteFileDurably(d.path, d.encode()); err != nil {
+	if err := durable.WriteFile(d.path, d.encode(), 0o640); err != nil {
 		d.unsaved = true
 		return fmt.Errorf("disabled sessions not saved (written again before the next snapshot, which waits for it): %w", err)
 	}
@@ -120,7 +120,7 @@ func (d *disabledSessions) recorded() error {
 	if !d.unsaved || d.path == "" {
 		return nil
 	}
-	if err := ops.WriteFileDurably(d.path, d.encode()); err != nil {
+	if err := durable.WriteFile(d.path, d.encode(), 0o640); err != nil {
 		return fmt.Errorf("the disabled sessions are not in %s (%w)", d.path, err)
 	}
 	d.unsaved = false
@@ -185,5 +185,5 @@ func (d *disabledSessions) Restore(r io.Reader) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return ops.WriteFileDurably(d.path, d.encode())
+	return durable.WriteFile(d.path, d.encode(), 0o640)
 }

@@ -18,9 +18,9 @@ import (
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/internal/durable"
 	"github.com/fixvenue/fixvenue/internal/regularfile"
 	"github.com/fixvenue/fixvenue/journal"
-	"github.com/fixvenue/fixvenue/ops"
 )
 
 // termsRecordFile, in the data directory, holds the configured terms the
@@ -573,7 +573,7 @@ func writeTermsRecord(path string, t termsRecord) error {
 	if err != nil {
 		return err
 	}
-	if err := ops.WriteFileDurably(path, append(b, '\n')); err != nil {
+	if err := durable.WriteFile(path, append(b, '\n'), 0o640); err != nil {
 		return fmt.Errorf("configured terms: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package ops
+package durable
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 )
 
 // writeFileChildEnv names the directory the child process of
-// TestWriteFileDurablyRemovesItsTemporaryFile writes into, under a file
+// TestWriteFileRemovesItsTemporaryFile writes into, under a file
 // size limit.
 const writeFileChildEnv = "FIXVENUE_WRITEFILE_CHILD_DIR"
 
-// TestWriteFileDurablyRemovesItsTemporaryFile: a write that fails leaves
+// TestWriteFileRemovesItsTemporaryFile: a write that fails leaves
 // neither the temporary file nor a change of the file. Its write refused
 // (a file size limit, in a child process: as root, permissions stop no
 // write; the disk full the same way), then its rename (a directory where
@@ -23,14 +23,14 @@ const writeFileChildEnv = "FIXVENUE_WRITEFILE_CHILD_DIR"
 // start on a full disk left terms.json.tmp in the data directory. A
 // temporary path the writer could not open (a directory) is not its own
 // and stays.
-func TestWriteFileDurablyRemovesItsTemporaryFile(t *testing.T) {
+func TestWriteFileRemovesItsTemporaryFile(t *testing.T) {
 	if dir := os.Getenv(writeFileChildEnv); dir != "" {
 		// The child: every write past 16 bytes fails (EFBIG; the Go runtime
 		// ignores SIGXFSZ).
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 16, Max: 16}); err != nil {
 			t.Fatal(err)
 		}
-		err := WriteFileDurably(filepath.Join(dir, "terms.json"), bytes.Repeat([]byte("x"), 4096))
+		err := WriteFile(filepath.Join(dir, "terms.json"), bytes.Repeat([]byte("x"), 4096), 0o640)
 		if !errors.Is(err, syscall.EFBIG) {
 			t.Fatalf("a write past the file size limit: %v, want EFBIG", err)
 		}
@@ -39,10 +39,10 @@ func TestWriteFileDurablyRemovesItsTemporaryFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "terms.json")
-	if err := WriteFileDurably(path, []byte("old")); err != nil {
+	if err := WriteFile(path, []byte("old"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileDurablyRemovesItsTemporaryFile$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileRemovesItsTemporaryFile$", "-test.count=1")
 	cmd.Env = append(os.Environ(), writeFileChildEnv+"="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the child's write: %v\n%s", err, out)
@@ -76,7 +76,7 @@ func TestWriteFileDurablyRemovesItsTemporaryFile(t *testing.T) {
 	if err := os.Mkdir(target, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileDurably(target, []byte("[]")); err == nil {
+	if err := WriteFile(target, []byte("[]"), 0o640); err == nil {
 		t.Fatal("a file written over a directory")
 	}
 	wantOnly("a rename refused", "sessions.disabled", "terms.json")
@@ -87,7 +87,7 @@ func TestWriteFileDurablyRemovesItsTemporaryFile(t *testing.T) {
 	if err := os.Mkdir(blocked, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileDurably(path, []byte("new")); err == nil {
+	if err := WriteFile(path, []byte("new"), 0o640); err == nil {
 		t.Fatal("a file written through a directory at its temporary path")
 	}
 	wantOnly("an open refused", "sessions.disabled", "terms.json", "terms.json.tmp")
