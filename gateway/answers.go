@@ -52,7 +52,8 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 // fields. A request that gave no Symbol gets Symbol [N/A], as the reports
 // of an instrument the venue does not know do (erBuilder.symbol): an
 // ExecutionReport's Instrument is required (FIX 4.4), though QuickFIX's
-// dictionary leaves Symbol optional within it.
+// dictionary leaves Symbol optional within it. Its TransactTime is the
+// time of the answer, as every report of the venue has one.
 func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix.Tag) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "8")
@@ -70,6 +71,7 @@ func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix
 	m.Body.SetString(tag.LeavesQty, "0")
 	m.Body.SetString(tag.CumQty, "0")
 	m.Body.SetString(tag.AvgPx, "0")
+	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
 	return m
 }
 
@@ -92,7 +94,6 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 	}
 	m.Body.SetInt(tag.OrdRejReason, int(rej.reason))
 	m.Body.SetString(tag.Text, rej.text)
-	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
 	g.metrics.rejects.WithLabelValues("gateway").Inc()
 	s.rejects.Add(1)
 	s.out.enqueue(m)
