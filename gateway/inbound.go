@@ -617,7 +617,12 @@ func (g *Gateway) parseCancel(m *quickfix.Message, look bool) (cancelFields, *re
 	if c.inst, text = g.namedInstrument(m, look); c.inst == nil {
 		return c, &rejection{ordRejUnknownSymbol, text}
 	}
-	c.side, _ = parseSide(fieldBytes(m, tag.Side))
+	var ok bool
+	if c.side, ok = parseSide(fieldBytes(m, tag.Side)); !ok {
+		// Only a session with RejectInvalidMessage=N passes one: the
+		// order's side compared with none said "Side (54) 1, not 1".
+		return c, &rejection{ordRejOther, "Side (54) must be 1 (buy) or 2 (sell), not " + strconv.Quote(string(fieldBytes(m, tag.Side)))}
+	}
 	return c, nil
 }
 

@@ -991,6 +991,11 @@ RejectInvalidMessage = "N"
 	// define.
 	lax.send("D", limit("z13", "ACME", "1", "1", "99.00", "9999", "x")...)
 	lax.expect("8", map[int]string{11: "z13", 150: "0"})
+	// A cancel's Side the dictionary does not allow, which its answer does
+	// not echo: refused naming it, where the order's side was compared
+	// with none ("Side (54) 1, not 1").
+	lax.send("F", "11", "z14", "41", "z13", "55", "ACME", "54", "Z", "60", now())
+	lax.expect("9", map[int]string{11: "z14", 41: "z13", 39: "0", 58: `Side (54) must be 1 (buy) or 2 (sell), not "Z"`})
 	lax.checkNoRejects()
 	strict.checkNoRejects()
 }
