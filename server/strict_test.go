@@ -313,20 +313,27 @@ band_percent = 10
 status = %q`, id, symbol, status)
 }
 
-// TestStrictClientAcceptsEveryMessage drives the venue through every kind of
-// message it sends, each received by a strict QuickFIX/Go client.
-func TestStrictClientAcceptsEveryMessage(t *testing.T) {
-	t.Parallel()
+// startWithFeed starts a venue with the configuration's extra text and
+// market data on, its feed sent to a UDP socket nobody reads.
+func startWithFeed(t *testing.T, extra string) *Server {
+	t.Helper()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer udp.Close() // the feed sends here; nobody needs to read it
-	cfg := testConfig(t, t.TempDir(), strictInstruments)
+	t.Cleanup(func() { udp.Close() })
+	cfg := testConfig(t, t.TempDir(), extra)
 	cfg.MarketData.Enabled = true
 	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
 	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
-	s := startServer(t, cfg, Options{})
+	return startServer(t, cfg, Options{})
+}
+
+// TestStrictClientAcceptsEveryMessage drives the venue through every kind of
+// message it sends, each received by a strict QuickFIX/Go client.
+func TestStrictClientAcceptsEveryMessage(t *testing.T) {
+	t.Parallel()
+	s := startWithFeed(t, strictInstruments)
 	a := startStrict(t, s, "CLIENT3")
 	b := startStrict(t, s, "CLIENT4")
 

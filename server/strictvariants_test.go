@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -26,16 +25,7 @@ import (
 // updates, and the uncross's fills (625=2).
 func TestStrictClientAcceptsEveryVariant(t *testing.T) {
 	t.Parallel()
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close() // the feed sends here; nobody needs to read it
-	cfg := testConfig(t, t.TempDir(), "")
-	cfg.MarketData.Enabled = true
-	cfg.MarketData.FeedAddr = udp.LocalAddr().String()
-	cfg.MarketData.RecoveryAddr = "127.0.0.1:0"
-	s := startServer(t, cfg, Options{})
+	s := startWithFeed(t, "")
 	a := startStrict(t, s, "CLIENT3")
 	b := startStrict(t, s, "CLIENT4")
 	const expire = "20991231-23:59:59.000"
