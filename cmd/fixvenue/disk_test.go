@@ -202,22 +202,7 @@ func TestFIXStoreRemovedUnderTheVenueHalts(t *testing.T) {
 	// Every order acknowledged is there (the client resets its sequence
 	// numbers, as the warning says).
 	r := logOn(t, v.fixAddr, "CLIENT1")
-	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
-		t.Fatal(err)
-	}
-	live := map[string]bool{}
-	for {
-		m, err := r.Read(10 * time.Second)
-		if err != nil {
-			t.Fatalf("mass status: %v after %v", err, live)
-		}
-		if m.Type() == "8" && m.Get(584) == "all" {
-			live[m.Get(11)] = true
-			if m.Get(912) == "Y" {
-				break
-			}
-		}
-	}
+	live := openOrders(t, r)
 	if !live["first"] || !live["second"] {
 		t.Fatalf("after the restart the open orders are %v, want first and second", live)
 	}

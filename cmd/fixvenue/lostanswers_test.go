@@ -69,24 +69,7 @@ copy_all = true
 		v = startVenue(t, cfg)
 		r := logOnAt(t, v.fixAddr, "CLIENT1", next, false)
 		// Every order the venue holds (they rest for good), by mass status.
-		if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
-			t.Fatal(err)
-		}
-		live := map[string]bool{}
-		for {
-			m, err := r.Read(10 * time.Second)
-			if err != nil {
-				t.Fatalf("mass status: %v after %d reports", err, len(live))
-			}
-			if m.Type() == "8" && m.Get(584) == "all" {
-				if m.Get(37) != "NONE" { // else: no open orders
-					live[m.Get(11)] = true
-				}
-				if m.Get(912) == "Y" {
-					break
-				}
-			}
-		}
+		live := openOrders(t, r)
 		acked, execIDs := map[string]bool{}, map[string]bool{}
 		for _, m := range resentReports(t, r) {
 			if m.Get(150) == "8" && (m.Get(18) != "6" || m.Get(126) != lostExpire) {
@@ -306,5 +289,29 @@ copy_sessions = ["CLIENT1"]
 	defer v.stop(t)
 	if strings.Contains(v.logs(), "answers lost at the last stop") {
 		t.Fatalf("a start after a clean stop says answers were lost:\n%s", v.logs())
+	}
+}
+
+// openOrders asks for the session's open orders by mass status (584=all)
+// and returns their ClOrdIDs.
+func openOrders(t *testing.T, r *fixclient.Client) map[string]bool {
+	t.Helper()
+	if err := r.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]bool{}
+	for {
+		m, err := r.Read(10 * time.Second)
+		if err != nil {
+			t.Fatalf("mass status: %v after %d reports", err, len(live))
+		}
+		if m.Type() == "8" && m.Get(584) == "all" {
+			if m.Get(37) != "NONE" { // else: no open orders
+				live[m.Get(11)] = true
+			}
+			if m.Get(912) == "Y" {
+				return live
+			}
+		}
 	}
 }
