@@ -2,11 +2,13 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
+	"github.com/fixvenue/fixvenue/internal/durable"
 	"github.com/fixvenue/fixvenue/internal/httpbound"
 	"github.com/fixvenue/fixvenue/internal/httpdrain"
 	"github.com/fixvenue/fixvenue/internal/periodic"
@@ -337,6 +340,7 @@ func New(cfg Config) (*Ops, error) {
 		// Before the phases are loaded: each sets its group's phase gauge.
 		o.metrics = newMetrics(o, cfg.Registry)
 	}
+	o.loadLastEndOfDay()
 	if cfg.Schedule.Enabled {
 		o.plan = schedule.New(cfg.Schedule)
 		if !cfg.Replica {
@@ -871,8 +875,50 @@ func (o *Ops) snapshotAndArchive(rep *EndOfDayReport) {
 	rep.CompletedUnixNs = o.cfg.Now().UnixNano()
 	kept := *rep
 	o.lastEOD.Store(&kept)
+	o.saveLastEndOfDay(&kept)
 	o.log.Info("end of day", "seq", rep.Seq, "expired", rep.Expired, "snapshot_seq", rep.SnapshotSeq,
 		"archived_segments", rep.ArchivedSegs, "archived_bytes", rep.ArchivedGzip)
+}
+
+// LastEndOfDayFile, in the data directory, keeps the last end of day's
+// report, so that /v1/status gives it after a restart: the morning's
+// operator, who restarted the venue overnight, asks whether the night's
+// end of day ran, and what it archived (README, "Operating the venue").
+const LastEndOfDayFile = "end_of_day.json"
+
+// saveLastEndOfDay writes rep to LastEndOfDayFile. A failure is logged,
+// not fatal: the report is what an operator reads, nothing a start needs.
+func (o *Ops) saveLastEndOfDay(rep *EndOfDayReport) {
+	if o.cfg.DataDir == "" {
+		return
+	}
+	b, _ := json.Marshal(rep)
+	if err := durable.WriteFile(filepath.Join(o.cfg.DataDir, LastEndOfDayFile), b, 0o640); err != nil {
+		o.log.Warn("end of day: its report not saved; /v1/status gives it until the next start", "file", LastEndOfDayFile, "err", err)
+	}
+}
+
+// loadLastEndOfDay takes the report LastEndOfDayFile keeps, if any. One
+// unreadable is logged and left: it is a report, and the next end of day
+// writes it again.
+func (o *Ops) loadLastEndOfDay() {
+	if o.cfg.DataDir == "" {
+		return
+	}
+	path := filepath.Join(o.cfg.DataDir, LastEndOfDayFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	var rep EndOfDayReport
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		o.log.Warn("end of day: the last one's report not read; /v1/status gives none until the next end of day", "file", path, "err", err)
+		return
+	}
+	o.lastEOD.Store(&rep)
 }
 
 // snapshotThenArchive is snapshotAndArchive's snapshot and archive.

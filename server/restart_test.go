@@ -394,3 +394,45 @@ func restartFromSnapshot(t *testing.T, s *Server, cfg *config.Config, c *fixclie
 	r, _ := resume(t, s2, "CLIENT1", next)
 	return s2, r
 }
+
+// TestLastEndOfDaySurvivesARestart: /v1/status gives the last end of day's
+// report after a restart, as before it: the morning's operator asks
+// whether the night's end of day ran, on a venue restarted since. One
+// whose file is damaged is logged, and the status gives none.
+func TestLastEndOfDaySurvivesARestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig())
+	s := startServer(t, cfg, Options{})
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
+		t.Fatalf("eod: %d %+v", code, res)
+	}
+	var before ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &before)
+	if before.LastEndOfDay == nil || *before.LastEndOfDay != *res.EndOfDay {
+		t.Fatalf("status before the restart: %+v, want the end of day's report %+v", before.LastEndOfDay, *res.EndOfDay)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, cfg, Options{})
+	var after ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &after)
+	if after.LastEndOfDay == nil || *after.LastEndOfDay != *before.LastEndOfDay {
+		t.Fatalf("status after the restart: last end of day %+v, want %+v", after.LastEndOfDay, *before.LastEndOfDay)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ops.LastEndOfDayFile), []byte("{not json"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedbuf.Buffer
+	s = startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	var damaged ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &damaged)
+	if damaged.LastEndOfDay != nil || !strings.Contains(logs.String(), "the last one's report not read") {
+		t.Fatalf("a damaged report file: status %+v; log:\n%s", damaged.LastEndOfDay, logs.String())
+	}
+}
