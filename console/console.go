@@ -120,6 +120,7 @@ func New(cfg Config) (*Console, error) {
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/market", http.StatusFound) })
 	m.HandleFunc("GET /signin", c.handleSignInPage)
 	m.HandleFunc("POST /signin", c.handleSignIn)
+	m.HandleFunc("POST /signout", c.handleSignOut)
 	m.HandleFunc("GET /market", c.read(c.handleMarket))
 	m.HandleFunc("GET /market/{symbol}", c.read(c.handleBook))
 	m.HandleFunc("GET /sessions", c.read(c.handleSessions))
@@ -133,7 +134,7 @@ func New(cfg Config) (*Console, error) {
 		// "no such page" for a page that exists.
 		if allow := c.allowedMethods(r); allow != "" {
 			w.Header().Set("Allow", allow)
-			c.render(w, http.StatusMethodNotAllowed, "notfound", pageData{Title: "Method not allowed",
+			c.render(w, r, http.StatusMethodNotAllowed, "notfound", pageData{Title: "Method not allowed",
 				Message: r.Method + " " + r.URL.Path + " is not allowed: " + allow})
 			return
 		}
@@ -180,7 +181,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The pages load only their own script and style, and are never framed.
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// A page's URL goes to no other site; a form posted to the console
+	// itself (the sign-in, the sign-out) keeps its Origin, which
+	// ops.CrossOrigin checks where the browser sends no Sec-Fetch-Site
+	// (plain HTTP by a name that is not loopback's): under no-referrer its
+	// Origin is "null", and the console's own sign-in was refused.
+	h.Set("Referrer-Policy", "same-origin")
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -208,7 +214,7 @@ func (c *Console) read(next http.HandlerFunc) http.HandlerFunc {
 			// Back to the path as the browser sent it: decoded, the book of
 			// EUR/USD (/market/EUR%2FUSD) would be /market/EUR/USD, no page,
 			// and of A%2FB the book of A/B.
-			c.render(w, status, "signin", pageData{Title: "Sign in", Message: reason, Next: r.URL.EscapedPath()})
+			c.render(w, r, status, "signin", pageData{Title: "Sign in", Message: reason, Next: r.URL.EscapedPath()})
 			return
 		}
 		next(w, r)
@@ -226,9 +232,16 @@ type pageData struct {
 	CompID  string
 	Init    any // the page's first update, as its stream sends it
 	Halted  string
+	// SignedIn: the request carries the sign-in's cookie, so the page
+	// offers to sign out (the cookie is HttpOnly: nothing else clears it
+	// but the browser's end).
+	SignedIn bool
 }
 
-func (c *Console) render(w http.ResponseWriter, status int, name string, d pageData) {
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
+	if _, err := r.Cookie(ops.TokenCookie); err == nil {
+		d.SignedIn = true
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -241,11 +254,11 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, d pageD
 }
 
 func (c *Console) notFound(w http.ResponseWriter, r *http.Request, msg string) {
-	c.render(w, http.StatusNotFound, "notfound", pageData{Title: "Not found", Message: msg})
+	c.render(w, r, http.StatusNotFound, "notfound", pageData{Title: "Not found", Message: msg})
 }
 
 func (c *Console) handleMarket(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "market", pageData{Title: "Market", Page: "market", Topic: "market", Init: c.marketView()})
+	c.render(w, r, http.StatusOK, "market", pageData{Title: "Market", Page: "market", Topic: "market", Init: c.marketView()})
 }
 
 func (c *Console) handleBook(w http.ResponseWriter, r *http.Request) {
@@ -254,12 +267,12 @@ func (c *Console) handleBook(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r, fmt.Sprintf("no instrument %q", r.PathValue("symbol")))
 		return
 	}
-	c.render(w, http.StatusOK, "book", pageData{Title: in.Symbol, Page: "market", Topic: "book-" + in.Symbol, Symbol: in.Symbol,
+	c.render(w, r, http.StatusOK, "book", pageData{Title: in.Symbol, Page: "market", Topic: "book-" + in.Symbol, Symbol: in.Symbol,
 		Init: c.bookView(in)})
 }
 
 func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "sessions", pageData{Title: "Sessions", Page: "sessions", Topic: "sessions", Init: c.sessionsView()})
+	c.render(w, r, http.StatusOK, "sessions", pageData{Title: "Sessions", Page: "sessions", Topic: "sessions", Init: c.sessionsView()})
 }
 
 func (c *Console) handleSession(w http.ResponseWriter, r *http.Request) {
@@ -268,16 +281,16 @@ func (c *Console) handleSession(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r, fmt.Sprintf("no session %q", r.PathValue("comp_id")))
 		return
 	}
-	c.render(w, http.StatusOK, "session", pageData{Title: s.CompID, Page: "sessions", Topic: "sessions", CompID: s.CompID,
+	c.render(w, r, http.StatusOK, "session", pageData{Title: s.CompID, Page: "sessions", Topic: "sessions", CompID: s.CompID,
 		Init: c.sessionsView()})
 }
 
 func (c *Console) handleLatency(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "latency", pageData{Title: "Latency", Page: "latency", Topic: "latency", Init: c.latencyView()})
+	c.render(w, r, http.StatusOK, "latency", pageData{Title: "Latency", Page: "latency", Topic: "latency", Init: c.latencyView()})
 }
 
 func (c *Console) handleOperations(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "operations", pageData{Title: "Operations", Page: "operations", Topic: "operations",
+	c.render(w, r, http.StatusOK, "operations", pageData{Title: "Operations", Page: "operations", Topic: "operations",
 		Init: c.operationsView()})
 }
 
@@ -285,7 +298,7 @@ func (c *Console) handleOperations(w http.ResponseWriter, r *http.Request) {
 const signInMax = 4 << 10
 
 func (c *Console) handleSignInPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "signin", pageData{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))})
+	c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))})
 }
 
 // handleSignIn checks a token and keeps it in an HttpOnly cookie, which
@@ -296,11 +309,11 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		// A form over the bound is named as such (413), as the admin API
 		// names admin.body_bytes_max (README "Operating the venue").
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-			c.render(w, http.StatusRequestEntityTooLarge, "signin", pageData{Title: "Sign in",
+			c.render(w, r, http.StatusRequestEntityTooLarge, "signin", pageData{Title: "Sign in",
 				Message: fmt.Sprintf("the form is over %d bytes: a token is far shorter", signInMax)})
 			return
 		}
-		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Message: "the form could not be read: " + err.Error()})
+		c.render(w, r, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Message: "the form could not be read: " + err.Error()})
 		return
 	}
 	// A token pasted from a file or a terminal may bring a space or a line
@@ -313,7 +326,7 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		if reason == "" {
 			reason = "give a token"
 		}
-		c.render(w, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Message: reason, Next: next})
+		c.render(w, r, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Message: reason, Next: next})
 		return
 	}
 	cookie := &http.Cookie{Name: ops.TokenCookie, Value: token, Path: "/", HttpOnly: true,
@@ -322,7 +335,7 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		// http.SetCookie drops the bytes a cookie cannot carry: the cookie
 		// would hold another token, and every page after the sign-in would
 		// refuse it.
-		c.render(w, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Next: next,
+		c.render(w, r, http.StatusBadRequest, "signin", pageData{Title: "Sign in", Next: next,
 			Message: `this token holds a character a cookie cannot carry (a double quote, ';', '\', a control character or one ` +
 				`outside ASCII): the console cannot keep it; send it in an Authorization header, or use another token`})
 		return
@@ -331,6 +344,18 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	// The answer carries the token (its cookie): no cache keeps it.
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// handleSignOut drops the sign-in's cookie: an operator leaving a shared
+// workstation, who could not clear an HttpOnly cookie, left the console
+// readable to the next user until the browser ended. The browser is sent
+// to the sign-in page (where a loopback listener's pages need no token,
+// the console still reads without one).
+func (c *Console) handleSignOut(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: ops.TokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/signin?next=/market", http.StatusSeeOther)
 }
 
 // safeNext keeps a redirect on this site: a path of this host, never

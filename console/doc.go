@@ -68,7 +68,8 @@
 // Access (ops.Ops.Authorize): on a loopback listener the pages need no
 // token when called by a loopback name (127.0.0.1, [::1], localhost: a
 // page elsewhere may have its own name resolve to loopback); beyond loopback (TLS only) a read or operator token, in the
-// Authorization header or in the HttpOnly cookie the sign-in page sets.
+// Authorization header or in the HttpOnly cookie the sign-in page sets
+// (and a page's Sign out button, POST /signout, drops: no script can).
 // Changes always need an operator token in the Authorization header, so a
 // cookie alone can change nothing, and a POST a browser sends from a page
 // of another origin, the sign-in's included, is refused (ops.CrossOrigin):

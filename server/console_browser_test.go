@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fixvenue/fixvenue/config"
@@ -1169,4 +1170,65 @@ func TestConsoleShowsMarkupInAnInstrumentsSymbolAsText(t *testing.T) {
 	// The 404 page of an unknown symbol holding markup names it as text.
 	browsertest.Open(t, ctx, base+"/market/"+url.PathEscape(`<i>Y</i>`))
 	browsertest.WaitFor(t, ctx, "the 404 page names the symbol as text", `document.querySelector("main").innerText.includes('no instrument "<i>Y</i>"') && `+noMarkup)
+}
+
+// TestConsoleSignOut: a browser signed in by the sign-in page signs out
+// with the header's button: its cookie is gone, and the pages ask for a
+// token again. The cookie is HttpOnly, so nothing in the page could drop
+// it: an operator leaving a shared workstation left the console readable
+// until the browser ended. A page read anonymously (by a loopback name)
+// offers no sign-out.
+func TestConsoleSignOut(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	_, port, err := net.SplitHostPort(s.AdminAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/market")
+	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("form.signout").length`); n != 0 {
+		t.Fatalf("a page read anonymously offers %d sign-outs", n)
+	}
+	// Called by a name beyond loopback, the pages need a token.
+	far := "http://" + net.JoinHostPort(browsertest.Host, port)
+	if code := browsertest.Open(t, ctx, far+"/sessions"); code != http.StatusUnauthorized {
+		t.Fatalf("/sessions by %s before the sign-in: %d, want 401", browsertest.Host, code)
+	}
+	tctx, cancel := context.WithTimeout(ctx, browsertest.Wait)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.SetValue(chromedp.CSS(`input[name="token"]`), bobToken), chromedp.Submit(chromedp.CSS(`form.auth`))); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := navigatedTo(t, ctx, far+"/sessions"); at != far+"/sessions" {
+		t.Fatalf("the sign-in led to %s, want %s/sessions", at, far)
+	}
+	if got := cookieNames(t, ctx, far); !slices.Contains(got, ops.TokenCookie) {
+		t.Fatalf("after the sign-in the browser holds cookies %v, not the token's %s", got, ops.TokenCookie)
+	}
+	browsertest.WaitFor(t, ctx, "the sign-out button", `(() => { const b = document.querySelector("form.signout button"); if (!b) return false; b.click(); return true; })()`)
+	if at, text := navigatedTo(t, ctx, far+"/signin"); !strings.Contains(text, "Sign in") {
+		t.Fatalf("the sign-out led to %s, showing %.200q; want the sign-in page", at, text)
+	}
+	if got := cookieNames(t, ctx, far); slices.Contains(got, ops.TokenCookie) {
+		t.Fatalf("after the sign-out the browser still holds the token's cookie (%v)", got)
+	}
+	if code := browsertest.Open(t, ctx, far+"/sessions"); code != http.StatusUnauthorized {
+		t.Fatalf("/sessions after the sign-out: %d, want 401", code)
+	}
+}
+
+// cookieNames lists the cookies the tab's browser holds for url.
+func cookieNames(t *testing.T, ctx context.Context, url string) []string {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, browsertest.Wait)
+	defer cancel()
+	res, err := chromedp.Call(tctx, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range res.Cookies {
+		names = append(names, c.Name)
+	}
+	return names
 }

@@ -451,7 +451,7 @@ func TestAdminAnswersHeaders(t *testing.T) {
 		}
 	}
 	page := map[string]string{"Content-Type": "text/html", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
-		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'", "Referrer-Policy": "no-referrer"}
+		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'", "Referrer-Policy": "same-origin"}
 	for _, p := range []string{"/market", "/market/ACME", "/sessions", "/sessions/CLIENT1", "/latency", "/operations"} {
 		check("GET "+p, get(base+p, ""), 200, page)
 		check("GET "+p+" by a name that is not loopback's", get(base+p, "venue.example"), 401, page)
