@@ -20,7 +20,9 @@
 // (kill -9, a panic, an OOM kill): that is the crash this store is built for.
 // The file's blocks are reserved (fallocate, or zeros written where the file
 // system has no fallocate) before they are mapped, 1 MiB at first and then
-// doubling by at most 32 MiB at a time, so that a full disk is an error from
+// doubling by at most 32 MiB at a time (a step the disk refuses is tried
+// again as the least the next message needs, in 64 KiB, so that a nearly
+// full disk is used to its end), so that a full disk is an error from
 // the store, never a fault (SIGBUS) on a write to the mapping (the venue
 // halts on it: docs/ARCHITECTURE.md, "A venue that failed"); Close (and
 // Factory.Close, which the venue calls at shutdown) cuts the file back to its

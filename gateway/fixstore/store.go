@@ -34,6 +34,10 @@ const (
 	// an error from appendRecord, never a fault on a write to the mapping.
 	mapBytesMin  = 1 << 20
 	mapGrowthMax = 32 << 20
+	// mapGrowthLeast is the step a store file grows by when the disk
+	// refuses the doubling step (nearly full): the next record's end,
+	// rounded up to it.
+	mapGrowthLeast = 64 << 10
 )
 
 const (
@@ -307,9 +311,12 @@ type Store struct {
 	size  int64  // bytes of records; the file beyond is reserved zeros
 	dirty bool
 	// removed: a sync found the file removed (ErrRemoved), reported once.
-	removed    bool
-	nextSender int
-	nextTarget int
+	removed bool
+	// leastGrowth: the last growth was by the least (the disk refused the
+	// step); the warning is logged when it starts, not at every growth.
+	leastGrowth bool
+	nextSender  int
+	nextTarget  int
 	// targetNow mirrors nextTarget for readers that must not wait on mu
 	// (TargetSeqNumNow).
 	targetNow    atomic.Int64
@@ -472,7 +479,20 @@ func (s *Store) reserve(need int64) error {
 		size += min(max(size, mapBytesMin), mapGrowthMax)
 	}
 	if err := s.opts.Allocate(s.f, size); err != nil {
-		return s.opts.failed(fmt.Errorf("%w: reserve %d bytes for %s: %w", ErrFailed, size, s.path, err))
+		// A disk nearly full may still hold what this record needs, not
+		// the whole step: the store then grows by the least (a failure
+		// halts the venue, while the journal still had room).
+		least := (need + mapGrowthLeast - 1) / mapGrowthLeast * mapGrowthLeast
+		if least >= size || s.opts.Allocate(s.f, least) != nil {
+			return s.opts.failed(fmt.Errorf("%w: reserve %d bytes for %s: %w", ErrFailed, size, s.path, err))
+		}
+		if !s.leastGrowth {
+			s.opts.Logger.Warn("FIX store: the disk refused its next step of growth; growing by the least the messages need",
+				"file", s.path, "step_bytes", size, "reserved_bytes", least, "err", err)
+		}
+		s.leastGrowth, size = true, least
+	} else {
+		s.leastGrowth = false
 	}
 	mem, err := syscall.Mmap(int(s.f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {

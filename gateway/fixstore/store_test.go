@@ -497,6 +497,66 @@ func TestReservationWithoutFallocateTakesTheBlocks(t *testing.T) {
 	}
 }
 
+// TestNearlyFullDiskGrowsByTheLeast: a disk that refuses a store's next
+// step of growth (1 MiB at first, doubling) but holds what its messages
+// need grows the store by the least (64 KiB steps) until that too is
+// refused: the store failed, and with it the venue, with room left on the
+// disk. What was saved reopens whole.
+func TestNearlyFullDiskGrowsByTheLeast(t *testing.T) {
+	const room = 1<<20 + 256<<10 // the disk holds the first step and 256 KiB
+	var refused atomic.Int64
+	dir := t.TempDir()
+	opts := Options{Dir: dir, Allocate: func(file *os.File, size int64) error {
+		if size > room {
+			refused.Add(1)
+			return syscall.ENOSPC
+		}
+		return Fallocate(file, size)
+	}}
+	f, err := NewFactory(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := f.Create(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ms.(*Store)
+	big := make([]byte, 1024)
+	saved := 0
+	var saveErr error
+	for i := 1; saveErr == nil && i <= 2048; i++ {
+		if saveErr = s.SaveMessageAndIncrNextSenderMsgSeqNum(i, big); saveErr == nil {
+			saved = i
+		}
+	}
+	if !errors.Is(saveErr, ErrFailed) || !errors.Is(saveErr, syscall.ENOSPC) {
+		t.Fatalf("saves up to a full disk ended with %v, want ErrFailed wrapping ENOSPC", saveErr)
+	}
+	// Each record is 1 KiB and a header: those the disk's room holds.
+	perRecord := int64(8 + recordHeaderBytes - 8 + 1024)
+	if want := int((room - 64<<10) / perRecord); saved < want || refused.Load() == 0 {
+		t.Fatalf("%d messages saved before the store failed (%d growths refused), want at least %d: the room past the first step unused",
+			saved, refused.Load(), want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := NewFactory(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms2, err := f2.Create(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms2.Close()
+	msgs, err := ms2.GetMessages(1, saved)
+	if err != nil || len(msgs) != saved || ms2.NextSenderMsgSeqNum() != saved+1 {
+		t.Fatalf("reopened: %d messages, next sender %d, %v; want %d, %d", len(msgs), ms2.NextSenderMsgSeqNum(), err, saved, saved+1)
+	}
+}
+
 // TestFailuresReachOnFail: a reservation or an fdatasync the file system
 // refuses is returned wrapping ErrFailed and the cause, and reported to the
 // factory's OnFail; a store used after Close is not such a failure.
