@@ -22,6 +22,7 @@ type metrics struct {
 	phase          *prometheus.GaugeVec
 	nextTransition prometheus.Gauge
 	archivedSegs   prometheus.Counter
+	archiveFails   prometheus.Counter
 }
 
 func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
@@ -36,6 +37,8 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 			Help: "When the next scheduled transition runs (Unix seconds)."}),
 		archivedSegs: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_journal_archived_segments_total",
 			Help: "Journal segments moved to the archive at end of day since start."}),
+		archiveFails: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_journal_archive_failures_total",
+			Help: "Ends of day whose archiving of journal segments failed (the report's archive_error says why; the segments stay live, and the next end of day tries again)."}),
 	}
 	// Every series exists from the start, at zero, so that dashboards and
 	// alerts see an action or a transition that never happened.
@@ -61,7 +64,7 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 		})
 	}
 	reg.MustRegister(closed("evicted", (*httpbound.Counts).Evicted), closed("refused", (*httpbound.Counts).Refused))
-	reg.MustRegister(m.actions, m.transitions, m.phase, m.nextTransition, m.archivedSegs,
+	reg.MustRegister(m.actions, m.transitions, m.phase, m.nextTransition, m.archivedSegs, m.archiveFails,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_journal_archive_bytes",
 			Help: "Bytes in the journal archive (compressed segments)."}, func() float64 { return float64(dirBytes(archiveDir)) }))
 	for _, in := range o.cfg.Instruments {
@@ -104,7 +107,12 @@ func (m *metrics) transition(k schedule.Kind, caughtUp bool) {
 	m.transitions.WithLabelValues(k.String(), strconv.FormatBool(caughtUp)).Inc()
 }
 
-func (m *metrics) archived(res journal.ArchiveResult) { m.archivedSegs.Add(float64(res.Segments)) }
+func (m *metrics) archived(res journal.ArchiveResult, err error) {
+	m.archivedSegs.Add(float64(res.Segments))
+	if err != nil {
+		m.archiveFails.Inc()
+	}
+}
 
 // dirBytes sums the sizes of the regular files in dir (0 when it is absent).
 func dirBytes(dir string) int64 {

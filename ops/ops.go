@@ -951,7 +951,7 @@ func (o *Ops) snapshotThenArchive(rep *EndOfDayReport) {
 				o.log.Error("end of day: journal archive failed", "err", err)
 			}
 			if o.metrics != nil {
-				o.metrics.archived(res)
+				o.metrics.archived(res, err)
 			}
 		}
 	}

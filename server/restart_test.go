@@ -16,6 +16,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -434,5 +435,58 @@ func TestLastEndOfDaySurvivesARestart(t *testing.T) {
 	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &damaged)
 	if damaged.LastEndOfDay != nil || !strings.Contains(logs.String(), "the last one's report not read") {
 		t.Fatalf("a damaged report file: status %+v; log:\n%s", damaged.LastEndOfDay, logs.String())
+	}
+}
+
+// TestArchiveFailureIsCounted: an end of day whose archiving of journal
+// segments fails says why in its report and counts in
+// fixvenue_journal_archive_failures_total, where an alert finds it (the
+// segments stay live, the disk fills); the next end of day archives them.
+func TestArchiveFailureIsCounted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	withMarketData(t, cfg)
+	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
+	cfg.Journal.SnapshotInterval.Duration = 0
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	endOfDay := func() ops.EndOfDayReport {
+		t.Helper()
+		var res ops.ActionResponse
+		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
+			t.Fatalf("eod: %d %+v", code, res)
+		}
+		return *res.EndOfDay
+	}
+	failures := func() string {
+		return metricstest.Value(t, scrape(t, s), "fixvenue_journal_archive_failures_total")
+	}
+	if got := failures(); got != "0" {
+		t.Fatalf("archive failures before any end of day: %s", got)
+	}
+	iocBurst(t, c, "day1", 1500)
+	endOfDay()
+	iocBurst(t, c, "day2", 1500)
+	// The archive's directory cannot be made: a file holds its name.
+	archive := filepath.Join(dir, "journal", journal.ArchiveDirName)
+	if err := os.WriteFile(archive, []byte("in the way"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if eod := endOfDay(); eod.ArchiveError == "" || eod.ArchivedSegs != 0 {
+		t.Fatalf("end of day with no archive directory possible: %+v, want its archive_error", eod)
+	}
+	if got := failures(); got != "1" {
+		t.Fatalf("fixvenue_journal_archive_failures_total after a failed archive: %s, want 1", got)
+	}
+	if err := os.Remove(archive); err != nil {
+		t.Fatal(err)
+	}
+	iocBurst(t, c, "day3", 1500)
+	if eod := endOfDay(); eod.ArchiveError != "" || eod.ArchivedSegs < 1 {
+		t.Fatalf("the next end of day: %+v, want the segments archived", eod)
+	}
+	if got := failures(); got != "1" {
+		t.Fatalf("fixvenue_journal_archive_failures_total after an archive done: %s, want still 1", got)
 	}
 }
