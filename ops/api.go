@@ -426,6 +426,27 @@ func CrossOrigin(h http.Handler) http.Handler {
 	return p.Handler(h)
 }
 
+// LoopbackNames refuses (403) a request to a loopback listener l whose
+// Host is not a loopback name: a page on another site that has its own name
+// resolve to 127.0.0.1 (DNS rebinding) could otherwise read what the
+// listener serves from a browser on the venue's machine, its per-session
+// metrics and a cluster node's status among them (the admin API's reads
+// are checked alike: Authorize). A listener beyond loopback is left as it
+// is: whoever reaches it is reached by the network, not a browser's page.
+func LoopbackNames(l net.Listener, h http.Handler) http.Handler {
+	if tcp, ok := l.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !LoopbackHost(r.Host) {
+			http.Error(w, "this loopback listener answers a loopback name (127.0.0.1, [::1], localhost), not "+strconv.Quote(r.Host)+
+				": a web page elsewhere reaches loopback by such a name, rebinding it in DNS", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // HashToken returns the hex SHA-256 of a token, as [[admin.token]] stores it.
 func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))

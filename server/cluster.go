@@ -1141,7 +1141,7 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 	// A connection per call, as the admin API's (adminServer); over TLS
 	// with the admin API's certificate and client CA when it has them
 	// (docs/ARCHITECTURE.md, "The status listener").
-	if c.status, err = sl.serve(statusServer(ops.CrossOrigin(mux)), c.adminTLS); err != nil {
+	if c.status, err = sl.serve(statusServer(ops.CrossOrigin(ops.LoopbackNames(sl.ln, mux))), c.adminTLS); err != nil {
 		sl.close()
 		return fmt.Errorf("cluster status_addr: %w", err)
 	}

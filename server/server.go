@@ -1168,7 +1168,7 @@ func (s *Server) Start() error {
 			mux.HandleFunc("/test/seqnums", s.handleSetSeqNums)
 			s.log.Warn("test hooks enabled: POST /test/seqnums can change sequence numbers")
 		}
-		s.metricsS = statusServer(ops.CrossOrigin(mux))
+		s.metricsS = statusServer(ops.CrossOrigin(ops.LoopbackNames(l, mux)))
 		// A scraper keeps a connection or two: connections that send no
 		// request hold nothing without bound (internal/httpbound).
 		httpbound.Bound(s.metricsS, ops.AdminConnsBeyondStreams)

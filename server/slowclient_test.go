@@ -99,6 +99,37 @@ func TestMetricsListenerClosesStalledRequests(t *testing.T) {
 	waitServed(t, "http://"+s.MetricsAddr()+"/metrics")
 }
 
+// byHost GETs url with the request's Host set to host, and returns the
+// answer's status.
+func byHost(t *testing.T, url, host string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	return admintest.Do(t, req).Status
+}
+
+// TestLoopbackListenersAnswerLoopbackNames: the metrics listener on
+// loopback answers a request by a loopback name (127.0.0.1, localhost),
+// and refuses (403) one by another name: a page elsewhere that has its own
+// name resolve to 127.0.0.1 read every per-session metric from a browser
+// on the venue's machine (DNS rebinding), where the admin API's reads were
+// refused.
+func TestLoopbackListenersAnswerLoopbackNames(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	_, port, _ := net.SplitHostPort(s.MetricsAddr())
+	url := "http://" + s.MetricsAddr() + "/metrics"
+	for host, want := range map[string]int{s.MetricsAddr(): 200, "localhost:" + port: 200, "[::1]:" + port: 200,
+		"venue.example:" + port: 403, "127.0.0.1.nip.example:" + port: 403} {
+		if got := byHost(t, url, host); got != want {
+			t.Errorf("GET /metrics with Host %s: HTTP %d, want %d", host, got, want)
+		}
+	}
+}
+
 // TestClusterStatusListenerAgainstHostileCallers: a cluster node's status
 // listener (its /cluster/status and /metrics, which read without a token)
 // closes requests whose body never comes as the metrics listener does;
@@ -136,6 +167,14 @@ func TestClusterStatusListenerAgainstHostileCallers(t *testing.T) {
 	a = admintest.Call(t, http.MethodGet, "http://"+addr+"/metrics", "", "")
 	if a.Status != 200 || a.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("GET /metrics: HTTP %d, headers %v, want nosniff", a.Status, a.Header)
+	}
+	// On loopback, by a loopback name only (DNS rebinding), as the
+	// metrics listener.
+	_, port, _ := net.SplitHostPort(addr)
+	for _, p := range []string{"/cluster/status", "/metrics"} {
+		if got := byHost(t, "http://"+addr+p, "venue.example:"+port); got != http.StatusForbidden {
+			t.Errorf("GET %s by a name that is not loopback's: HTTP %d, want 403", p, got)
+		}
 	}
 	follower := -1
 	deadline := time.Now().Add(stalledWithin)
