@@ -157,3 +157,26 @@ func TestTapeCountsAnUncrossOnce(t *testing.T) {
 		t.Fatalf("tape after an uncross: %+v, volume %d", got.Trades, got.Volume)
 	}
 }
+
+// TestTapeTimeNamesOtherDates: the tape gives a trade's time of day when
+// it is on the newest trade's date (UTC), its date too when it is not.
+func TestTapeTimeNamesOtherDates(t *testing.T) {
+	at := func(s string) int64 {
+		tm, err := time.Parse("2006-01-02 15:04:05.000", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm.UnixNano()
+	}
+	newest := at("2026-12-07 00:00:01.250")
+	for _, c := range []struct{ trade, want string }{
+		{"2026-12-07 00:00:01.250", "00:00:01.250"},
+		{"2026-12-07 00:00:00.000", "00:00:00.000"},
+		{"2026-12-06 23:59:59.999", "2026-12-06 23:59:59.999"},
+		{"2025-12-07 00:00:01.250", "2025-12-07 00:00:01.250"},
+	} {
+		if got := tapeTime(at(c.trade), newest); got != c.want {
+			t.Errorf("trade at %s, newest at 2026-12-07 00:00:01.250: %q, want %q", c.trade, got, c.want)
+		}
+	}
+}

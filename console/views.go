@@ -191,6 +191,10 @@ func (c *Console) bookView(in config.Instrument) bookView {
 		}
 	}
 	t, _ := c.tape.instrument(in.ID)
+	var newest int64
+	if len(t.Trades) > 0 {
+		newest = t.Trades[0].TimeNs
+	}
 	for _, tr := range t.Trades {
 		side := "buy"
 		switch tr.Aggressor {
@@ -199,7 +203,7 @@ func (c *Console) bookView(in config.Instrument) bookView {
 		case 0:
 			side = "auction"
 		}
-		v.Tape = append(v.Tape, tradeView{Time: time.Unix(0, tr.TimeNs).UTC().Format("15:04:05.000"), Price: price(tr.PriceTicks, in),
+		v.Tape = append(v.Tape, tradeView{Time: tapeTime(tr.TimeNs, newest), Price: price(tr.PriceTicks, in),
 			Qty: tr.Qty, Side: side})
 	}
 	v.Chart.Points = make([][2]int64, 0, len(t.Chart))
@@ -502,4 +506,17 @@ func riskColumns(r OperatorRecord, bySession map[uint16]string, byID map[uint32]
 		target += " = " + value
 	}
 	return action, target, result
+}
+
+// tapeTime is a trade's time on the book page's tape, in UTC: the time of
+// day for a trade on the newest trade's date, with its date for one
+// before. The day runs from one end of day to the next, which may cross
+// midnight (or a venue may run days without an end of day): by its time
+// alone, yesterday's 23:59 read as the latest trade.
+func tapeTime(tsNs, newestNs int64) string {
+	at, newest := time.Unix(0, tsNs).UTC(), time.Unix(0, newestNs).UTC()
+	if y, m, d := at.Date(); y != newest.Year() || m != newest.Month() || d != newest.Day() {
+		return at.Format("2006-01-02 15:04:05.000")
+	}
+	return at.Format("15:04:05.000")
 }
