@@ -70,7 +70,7 @@ func cmdBenchPipeline(args []string) int {
 	duration := fs.Duration("duration", 10*time.Second, "measured duration")
 	warmup := fs.Duration("warmup", 2*time.Second, "unrecorded warm-up")
 	var cfg pipeharness.Config
-	fs.TextVar(&cfg.Wait, "wait", ring.SpinPark, "wait strategy of the rings: spin | yield | park")
+	fs.TextVar(&cfg.Wait, "wait", ring.SpinPark, "wait strategy of the rings: spin | yield | park | spinpark")
 	journalOn := fs.String("journal", "off", "on | off")
 	fs.TextVar(&cfg.Fsync, "fsync", journal.PolicyBatch, "journal policy when on: batch | none")
 	journalDir := fs.String("journal-dir", "", "journal directory (default: a temporary one, removed afterwards)")
