@@ -1066,7 +1066,7 @@ func TestClusterDivergedFollowerStops(t *testing.T) {
 
 // changeFirstOrder adds one to the quantity of the first NewOrder in the
 // journal segments of dir and makes its frame's CRC good again
-// (journal/doc.go, "Format"): a replica's copy that replays cleanly into
+// (journal/doc.go, "Segment files"): a replica's copy that replays cleanly into
 // other events.
 func changeFirstOrder(t *testing.T, dir string) {
 	t.Helper()
