@@ -117,7 +117,7 @@
 // cancelled). A mass cancel restricted to a trading session the venue's
 // orders are not told apart by (a TradingSessionID other than ALL or, by
 // security, its Symbol's; any TradingSessionSubID) is refused likewise
-// (MassCancelRejectReason 6, massCancelSession), never read as one of every
+// (MassCancelRejectReason 6, sessionQualifier), never read as one of every
 // order. Every order the venue holds was entered with its instrument
 // named by Symbol alone, so a request about orders that names the
 // instrument otherwise is about none of them, though it names one by
