@@ -77,7 +77,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		{[]string{"admin", "risk", "-h"}, []string{"usage: fixvenue admin risk show|kill|reset|limits"}, nil},
 		{[]string{"load", "-h"}, []string{"-rate", "Exit status: 0 for a run that held", "; 3 for a run", "; 1 for", "; 2 for"}, nil},
 		{[]string{"bench", "-h"}, []string{"pipeline", "plot", "echo", "table"}, []string{"unknown harness"}},
-		{[]string{"bench", "pipeline", "-h"}, []string{"-rate"}, nil},
+		{[]string{"bench", "pipeline", "-h"}, []string{"-rate", "spin | yield | park | spinpark"}, nil},
 		{[]string{"bench", "plot", "-h"}, []string{"-out"}, nil},
 		{[]string{"bench", "echo", "-h"}, []string{"-addr"}, nil},
 		{[]string{"bench", "table", "-h"}, []string{"FILE.json"}, []string{"no such file"}},
