@@ -5,7 +5,9 @@
 // given), expands session ranges ("CLIENT%d" over [1, 32]) and validates every
 // value. Any error names the key that caused it, for example
 // `instrument[1].tick_size: decimal: tick size must be positive`, and unknown keys
-// are errors too, so a typo never silently falls back to a default. Two of
+// are errors too, so a typo never silently falls back to a default.
+// default.toml shows every key Load reads, set or commented out with what it
+// does, and no other (TestDefaultTOMLDocumentsEveryKey). Two of
 // the venue's TCP listeners at one address (fix.addr and metrics.addr, say)
 // are an error naming both keys (listeners.go), as they are after serve's
 // address flags.
