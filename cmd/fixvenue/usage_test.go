@@ -111,6 +111,22 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	}
 }
 
+// TestPrintDefaultConfig: serve --print-default-config prints
+// config/default.toml as it is, the commented starting point README names,
+// so that an operator with the binary alone has it, and exits 0 starting
+// nothing.
+func TestPrintDefaultConfig(t *testing.T) {
+	t.Parallel()
+	want, err := os.ReadFile("../../config/default.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", nil, "serve", "--print-default-config")
+	if code != 0 || errs != "" || out != string(want) {
+		t.Fatalf("serve --print-default-config: exit %d, stderr %q; stdout is config/default.toml: %v", code, errs, out == string(want))
+	}
+}
+
 // TestAdminTokenIsNeverPrinted: the operator's token, from the environment,
 // appears in no usage text (-h, a mistyped option), and it is still the
 // token sent when --token is not given; --token replaces it.
