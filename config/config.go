@@ -396,6 +396,12 @@ type Session struct {
 	AllowedSourceAddresses  []string         `toml:"allowed_source_addresses"`
 	SenderCompID            string           `toml:"venue_comp_id"`
 	QuickFIX                QuickFIXSettings `toml:"quickfix"`
+	// Accounts are the Accounts (1) the session's orders may name. An
+	// account some session lists is that session's (or those sessions'):
+	// any other session naming it is refused, so that a firm cannot trade on
+	// another's account limits, trip its kill switch or feed its drop copy.
+	// A session with no list may name any account no session lists.
+	Accounts []string `toml:"accounts"`
 	// Kind is "order" (the default) or "dropcopy" (see dropcopy.go).
 	Kind         string   `toml:"kind"`
 	CopySessions []string `toml:"copy_sessions"`
@@ -966,6 +972,26 @@ func (c *Config) validateSessions() []error {
 		errs = append(errs, quickFIXPairErrors(key, c.QuickFIXSettings(s), s.QuickFIX, false)...)
 		errs = append(errs, sourceErrors(key, s.AllowedSourceAddresses)...)
 		errs = append(errs, throttleErrors(key, s.OrdersPerSecondReject, s.CancelsPerSecondReject, s.MessagesPerSecondLogout)...)
+		errs = append(errs, accountErrors(key, s)...)
+	}
+	return errs
+}
+
+// accountErrors checks a session's accounts: each 1 to AccountBytesMax
+// characters, once, and none on a drop-copy session, which enters no orders.
+func accountErrors(key string, s *Session) []error {
+	if len(s.Accounts) > 0 && s.IsDropCopy() {
+		return []error{fmt.Errorf("%s.accounts: a drop-copy session enters no orders (its copies are chosen by copy_accounts)", key)}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, acct := range s.Accounts {
+		if acct == "" || len(acct) > AccountBytesMax {
+			errs = append(errs, fmt.Errorf("%s.accounts: %q is not an account of 1 to %d characters", key, acct, AccountBytesMax))
+		} else if seen[acct] {
+			errs = append(errs, fmt.Errorf("%s.accounts: %q appears twice", key, acct))
+		}
+		seen[acct] = true
 	}
 	return errs
 }

@@ -48,7 +48,11 @@
 // A session's kind is "order" (the default) or "dropcopy": a drop-copy session
 // enters no orders and is granted the ExecutionReports of other sessions by
 // CompID (copy_sessions), by account (copy_accounts) or all (copy_all); a
-// grant that names no order session is an error. The [export] section
+// grant that names no order session is an error. An order session's accounts
+// are the Accounts (1) its orders may name, and an account a session lists
+// is refused to every other session (Session.Accounts); a drop-copy session
+// with accounts, an account of more than 16 characters or one listed twice
+// is an error. The [export] section
 // configures the event export to NATS JetStream (export.go).
 //
 // [cluster] (cluster.go) makes the venue one node of a Raft cluster when its

@@ -154,3 +154,27 @@ func TestDropCopyGrantGivenTwice(t *testing.T) {
 		t.Fatalf("a session and an account of one name: %v", err)
 	}
 }
+
+// TestSessionAccounts: an order session's accounts load; a drop-copy
+// session with accounts, an empty or too long account and one listed twice
+// are refused, naming the key.
+func TestSessionAccounts(t *testing.T) {
+	c, err := Parse([]byte("[[session]]\ncomp_id = \"C%d\"\nrange = [1, 2]\naccounts = [\"A1\", \"A2\"]\n"), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Sessions[1].Accounts; len(got) != 2 || got[1] != "A2" {
+		t.Fatalf("C2's accounts: %q", got)
+	}
+	base := "[[session]]\ncomp_id = \"C1\"\n"
+	for _, tc := range []struct{ text, want string }{
+		{base + "[[session]]\ncomp_id = \"DC\"\nkind = \"dropcopy\"\ncopy_all = true\naccounts = [\"A1\"]\n", "session[1].accounts: a drop-copy session enters no orders"},
+		{base + "accounts = [\"\"]\n", `session[0].accounts: "" is not an account of 1 to 16`},
+		{base + "accounts = [\"ABCDEFGHIJKLMNOPQ\"]\n", "is not an account of 1 to 16"},
+		{base + "accounts = [\"A1\", \"A1\"]\n", `session[0].accounts: "A1" appears twice`},
+	} {
+		if _, err := Parse([]byte(tc.text), "t.toml"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}

@@ -214,6 +214,11 @@
 // (sender.resending); it stops at the next message once the connection is
 // going (Gateway.ResendGoesOn).
 //
+// An order or replace naming an Account (1) its session may not name, one
+// another session lists or, from a session with a list, one not on it, is
+// refused before a command (accounts.go, OrdRejReason 15): accounts carry
+// risk limits, kill switches and drop-copy grants past their sessions.
+//
 // A drop-copy session (dropcopy.go) enters nothing and receives a copy of
 // each ExecutionReport of its grants (797=Y, DeliverToCompID 128); it
 // recovers what it missed by ResendRequest, paced until its queue

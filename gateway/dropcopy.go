@@ -43,6 +43,8 @@ type copyRoute struct {
 	bySession []*session
 	// client is the original session's client CompID, named in the copies.
 	client string
+	// s is the original session.
+	s *session
 }
 
 // wireDropCopy installs the copy hook on every order session that some
@@ -67,7 +69,7 @@ func (g *Gateway) wireDropCopy() {
 		if s.cfg.DropCopy != nil {
 			continue
 		}
-		r := &copyRoute{g: g, client: s.cfg.ID.TargetCompID}
+		r := &copyRoute{g: g, client: s.cfg.ID.TargetCompID, s: s}
 		for _, dc := range dropCopies {
 			if dc.cfg.DropCopy.All || contains(dc.cfg.DropCopy.Sessions, r.client) {
 				r.bySession = append(r.bySession, dc)
@@ -78,6 +80,12 @@ func (g *Gateway) wireDropCopy() {
 			s.route = r
 		}
 	}
+}
+
+// copiedByAccount reports whether grant copies a report of session orig
+// naming account by its account: only one orig may name (accounts.go).
+func (g *Gateway) copiedByAccount(orig *session, grant *DropCopyGrant, account []byte) bool {
+	return contains(grant.Accounts, string(account)) && g.accountRefused(orig, account) == nil
 }
 
 func contains(list []string, v string) bool {
@@ -101,7 +109,11 @@ func (r *copyRoute) copyTo(m *quickfix.Message, want func(dc *session) bool) {
 	}
 	var byAccount []*session
 	if r.g.copyAccounts != nil {
-		byAccount = r.g.copyAccounts[string(accountOf(m))]
+		// Only by an account the session may name: a report of an order
+		// refused for naming another session's account carries it too.
+		if a := accountOf(m); r.g.accountRefused(r.s, a) == nil {
+			byAccount = r.g.copyAccounts[string(a)]
+		}
 	}
 	if len(r.bySession) == 0 && len(byAccount) == 0 {
 		return

@@ -322,7 +322,7 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 				continue
 			}
 			client := orig.cfg.ID.TargetCompID
-			if !grant.All && !contains(grant.Sessions, client) && !contains(grant.Accounts, string(accountOf(h.m))) {
+			if !grant.All && !contains(grant.Sessions, client) && !g.copiedByAccount(orig, grant, accountOf(h.m)) {
 				continue
 			}
 			if n == replayReportsMax {

@@ -47,6 +47,9 @@ type SessionConfig struct {
 	// Validator, when set, checks each message before FromApp and FromAdmin
 	// in place of QuickFIX/Go's RejectInvalidMessage (TakeOverValidation).
 	Validator *Validator
+	// Accounts are the Accounts (1) the session's orders may name; nil: any
+	// account no session lists (accounts.go).
+	Accounts []string
 	// LogonLatencyMax is the session's MaxLatency when QuickFIX/Go checks
 	// SendingTime (CheckLatency), else 0: CheckLogon refuses a Logon whose
 	// SendingTime is that far from the clock, which QuickFIX/Go would
@@ -176,6 +179,9 @@ type Gateway struct {
 	replaying atomic.Int32
 	// copyAccounts are the drop-copy sessions granted each account (nil: none).
 	copyAccounts map[string][]*session
+	// listedAccounts are the accounts some session lists (accounts.go; nil:
+	// none), each refused to the sessions that do not.
+	listedAccounts map[string]bool
 	// rejectEchoes are what the rejects of the orders published echo of
 	// them (postonly.go).
 	rejectEchoes *rejectEchoes
@@ -227,6 +233,9 @@ type session struct {
 	// route is the session's drop-copy routing (dropcopy.go), nil when no
 	// drop-copy session is granted it.
 	route *copyRoute
+	// accounts are the Accounts its orders may name (accounts.go), nil when
+	// it lists none.
+	accounts map[string]bool
 	// rejects and throttleHits count since start the session's rejected
 	// orders and cancels and its throttles' refusals (SessionRates).
 	rejects, throttleHits atomic.Int64
@@ -311,6 +320,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		g.bySession[sc.ID] = s
 	}
 	g.wireDropCopy()
+	g.wireAccounts()
 	return g, nil
 }
 

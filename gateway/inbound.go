@@ -520,6 +520,9 @@ func (g *Gateway) publish(s *session, seq int64) {
 
 func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, look bool) {
 	o, rej := g.parseOrder(m, look)
+	if rej == nil {
+		rej = g.accountRefused(s, o.account)
+	}
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectOrder(s, m, rej)
@@ -654,6 +657,9 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	var o orderFields
 	if rej == nil {
 		o, rej = g.parseOrder(m, look)
+		if rej == nil {
+			rej = g.accountRefused(s, o.account)
+		}
 		if rej != nil {
 			rej.reason = ordRejOther
 		}

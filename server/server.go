@@ -989,7 +989,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
 			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc),
-			Validator: validators[i], LogonLatencyMax: logonLatencyMax(cfg.QuickFIXSettings(sc))})
+			Accounts: sc.Accounts, Validator: validators[i], LogonLatencyMax: logonLatencyMax(cfg.QuickFIXSettings(sc))})
 	}
 	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+)
+
+// TestAccountOfAnotherSession: a session naming an Account (1) that
+// another session lists is refused (103=15) before it trades, so it can
+// neither use the account's looser limits in place of its own nor trip
+// the account's kill switch, which would cancel the other session's
+// orders, nor reach the account's drop copy. A session with a list may
+// name only its own, and is told the same of another's account as of one
+// no session lists; a session without a list may still name any account
+// no session lists.
+func TestAccountOfAnotherSession(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), `
+[risk]
+[risk.sessions]
+max_order_qty = 10
+[[risk.account]]
+name = "BACC"
+max_order_qty = 100
+kill_after_breaches = 1
+[[session]]
+comp_id = "FIRMB"
+accounts = ["BACC"]
+[[session]]
+comp_id = "FIRMC"
+accounts = ["CACC"]
+[[session]]
+comp_id = "CLEARB"
+kind = "dropcopy"
+copy_accounts = ["BACC"]
+`)
+	s := startServer(t, cfg, Options{})
+	a := logon(t, s, "CLIENT1", true)
+	b := logon(t, s, "FIRMB", true)
+	c := logon(t, s, "FIRMC", true)
+	dc := logon(t, s, "CLEARB", true)
+	acct := func(name string) []fixclient.Field { return []fixclient.Field{fixclient.F(1, name)} }
+
+	sendOrder(t, b, order{id: "b1", side: "1", qty: "5", px: "99.00", tif: "1", extra: acct("BACC")})
+	expectER(t, b, map[int]string{11: "b1", 150: "0", 1: "BACC"})
+	expectER(t, dc, map[int]string{11: "b1", 150: "0", 128: "FIRMB"})
+
+	refused := "Account (1) BACC is not one this session may name"
+	// Within BACC's order limit (100) but over CLIENT1's own (10).
+	sendOrder(t, a, order{id: "a1", side: "1", qty: "50", px: "98.00", tif: "1", extra: acct("BACC")})
+	expectER(t, a, map[int]string{11: "a1", 150: "8", 103: "15", 58: refused})
+	// Over BACC's order limit, whose first breach trips its kill switch.
+	sendOrder(t, a, order{id: "a2", side: "1", qty: "500", px: "98.00", tif: "1", extra: acct("BACC")})
+	expectER(t, a, map[int]string{11: "a2", 150: "8", 103: "15", 58: refused})
+	// An account no session lists is still CLIENT1's to name.
+	sendOrder(t, a, order{id: "a3", side: "1", qty: "5", px: "98.00", tif: "1", extra: acct("FREE")})
+	expectER(t, a, map[int]string{11: "a3", 150: "0", 1: "FREE"})
+
+	// FIRMC lists CACC: another's account and an unlisted one get the same answer.
+	sendOrder(t, c, order{id: "c1", side: "1", qty: "5", px: "98.00", tif: "1", extra: acct("BACC")})
+	expectER(t, c, map[int]string{11: "c1", 150: "8", 103: "15", 58: refused})
+	sendOrder(t, c, order{id: "c2", side: "1", qty: "5", px: "98.00", tif: "1", extra: acct("NOSUCH")})
+	expectER(t, c, map[int]string{11: "c2", 150: "8", 103: "15", 58: "Account (1) NOSUCH is not one this session may name"})
+	sendOrder(t, c, order{id: "c3", side: "1", qty: "5", px: "98.00", tif: "1", extra: acct("CACC")})
+	expectER(t, c, map[int]string{11: "c3", 150: "0", 1: "CACC"})
+
+	// FIRMB's order still rests, and its next report is the answer to its status request.
+	if err := b.Send("H", fixclient.F(11, "b1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	if m := expectER(t, b, map[int]string{}); m.Get(11) != "b1" || m.Get(150) != "I" || m.Get(39) != "0" {
+		t.Fatalf("FIRMB's order after CLIENT1 named its account: %s", m)
+	}
+	// BACC's drop copy got nothing of CLIENT1's: the next copy is FIRMB's status report.
+	if m := expectER(t, dc, map[int]string{}); m.Get(128) != "FIRMB" || m.Get(150) != "I" {
+		t.Fatalf("BACC's drop copy after CLIENT1 named its account: %s", m)
+	}
+}
