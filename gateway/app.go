@@ -381,6 +381,9 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		g.throttleLogout(s)
 		return nil
 	}
+	if rej := thirdPartyRefused(m); rej != nil {
+		return rej
+	}
 	if t, err := m.Header.GetBytes(tag.MsgType); err == nil && string(t) == "AD" {
 		g.onTradeCaptureReportRequest(s, m)
 		return nil
@@ -423,6 +426,28 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	}
 	return nil
 }
+
+// thirdPartyRefused refuses a message that names a third party in its
+// header: OnBehalfOfCompID (115), a firm the sender says it acts for, or
+// DeliverToCompID (128), one it asks the venue to forward to. The venue
+// routes for no one: taken, such an order was entered as the sender's own
+// (its risk, its cancel on disconnect, its drop copy) and answered to the
+// sender alone, not to the firm it named. A BusinessMessageReject, not
+// authorized (380=6), as a drop-copy session's request is refused; nil
+// when the header names none.
+func thirdPartyRefused(m *quickfix.Message) quickfix.MessageRejectError {
+	for _, t := range [...]quickfix.Tag{tag.OnBehalfOfCompID, tag.DeliverToCompID} {
+		if !m.Header.Has(t) {
+			continue
+		}
+		v, _ := m.Header.GetBytes(t)
+		return businessReject(businessRejNotAuthorized, businessRejectRefID(m), fmt.Sprintf("%s (%d) %s: the venue takes "+
+			"no message for another firm; send it on that firm's own session", thirdPartyTagNames[t], t, v))
+	}
+	return nil
+}
+
+var thirdPartyTagNames = map[quickfix.Tag]string{tag.OnBehalfOfCompID: "OnBehalfOfCompID", tag.DeliverToCompID: "DeliverToCompID"}
 
 // unsupportedMessageTypeText is the Text of a BusinessMessageReject of a
 // message type the venue does not take (380=3): QuickFIX's words, as the

@@ -214,6 +214,11 @@
 // (sender.resending); it stops at the next message once the connection is
 // going (Gateway.ResendGoesOn).
 //
+// An application message whose header names a third party
+// (OnBehalfOfCompID 115, DeliverToCompID 128) is refused with a
+// BusinessMessageReject 380=6 (app.go, thirdPartyRefused): the venue
+// routes for no one, and such an order was the sender's own.
+//
 // An order or replace naming an Account (1) its session may not name, one
 // another session lists or, from a session with a list, one not on it, is
 // refused before a command (accounts.go, OrdRejReason 15): accounts carry

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 )
@@ -75,5 +78,42 @@ copy_accounts = ["BACC"]
 	// BACC's drop copy got nothing of CLIENT1's: the next copy is FIRMB's status report.
 	if m := expectER(t, dc, map[int]string{}); m.Get(128) != "FIRMB" || m.Get(150) != "I" {
 		t.Fatalf("BACC's drop copy after CLIENT1 named its account: %s", m)
+	}
+}
+
+// TestThirdPartyHeaderRefused: an application message naming a third party
+// in its header, OnBehalfOfCompID (115) or DeliverToCompID (128), is
+// refused with a BusinessMessageReject 380=6 and takes nothing: the venue
+// routes for no one, and an order sent "on behalf of" another firm was
+// entered as the sender's own, its answers going to the sender alone.
+func TestThirdPartyHeaderRefused(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	a := logon(t, s, "CLIENT1", true)
+	b := logon(t, s, "CLIENT2", true)
+	now := func() fixclient.Field { return fixclient.F(60, fixclient.Timestamp(time.Now())) }
+	for _, hdr := range []fixclient.Field{fixclient.F(115, "CLIENT2"), fixclient.F(128, "CLIENT2")} {
+		id := "tp" + strconv.Itoa(hdr.Tag)
+		// The header field first: fixclient.Send puts the body right after the standard header's own.
+		if err := a.Send("D", hdr, fixclient.F(11, id), fixclient.F(55, "ACME"), fixclient.F(54, "1"), now(),
+			fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "98.00"), fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		m, err := a.Expect(readWait, "j", map[int]string{380: "6", 379: id, 372: "D"})
+		if err != nil {
+			t.Fatalf("%d=CLIENT2: %v (received so far: %v)", hdr.Tag, err, a.Received)
+		}
+		if want := strconv.Itoa(hdr.Tag) + ") CLIENT2"; !strings.Contains(m.Get(58), want) {
+			t.Fatalf("Text %q does not name %q", m.Get(58), want)
+		}
+	}
+	// Nothing was entered: CLIENT1's next order is the first to rest, and
+	// CLIENT2 heard of none.
+	sendOrder(t, a, order{id: "own", side: "1", qty: "1", px: "98.00"})
+	if m := expectER(t, a, map[int]string{11: "own", 150: "0"}); m.Get(37) != "1" {
+		t.Fatalf("the venue's first order is OrderID %s", m.Get(37))
+	}
+	if m, err := b.Read(200 * time.Millisecond); err == nil {
+		t.Fatalf("CLIENT2 got %s", m)
 	}
 }
