@@ -12,8 +12,9 @@ import (
 // TestAccountOfAnotherSession: a session naming an Account (1) that
 // another session lists is refused (103=15) before it trades, so it can
 // neither use the account's looser limits in place of its own nor trip
-// the account's kill switch, which would cancel the other session's
-// orders, nor reach the account's drop copy. A session with a list may
+// the account's kill switch or its self-trade prevention, either of which
+// would cancel the other session's orders, nor reach the account's drop
+// copy. A session with a list may
 // name only its own, and is told the same of another's account as of one
 // no session lists; a session without a list may still name any account
 // no session lists.
@@ -56,6 +57,9 @@ copy_accounts = ["BACC"]
 	// Over BACC's order limit, whose first breach trips its kill switch.
 	sendOrder(t, a, order{id: "a2", side: "1", qty: "500", px: "98.00", tif: "1", extra: acct("BACC")})
 	expectER(t, a, map[int]string{11: "a2", 150: "8", 103: "15", 58: refused})
+	// Selling into FIRMB's bid on its account: self-trade prevention would cancel FIRMB's order.
+	sendOrder(t, a, order{id: "a4", side: "2", qty: "5", px: "99.00", tif: "1", extra: acct("BACC")})
+	expectER(t, a, map[int]string{11: "a4", 150: "8", 103: "15", 58: refused})
 	// An account no session lists is still CLIENT1's to name.
 	sendOrder(t, a, order{id: "a3", side: "1", qty: "5", px: "98.00", tif: "1", extra: acct("FREE")})
 	expectER(t, a, map[int]string{11: "a3", 150: "0", 1: "FREE"})
