@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Session kinds.
@@ -73,3 +75,33 @@ func (c *Config) validateDropCopy() []error {
 // AccountBytesMax is the longest Account the venue carries (the schema's
 // Account type, schemas/venue.xml).
 const AccountBytesMax = 16
+
+// UnlistedAccounts are the accounts that carry something past a session,
+// limits ([[risk.account]]) or a drop-copy grant (copy_accounts), that no
+// session lists in its accounts: any session may name them, trading on
+// their limits, tripping their kill switch and feeding their drop copy
+// (README, "Accounts"). Sorted, each once; the venue warns of them at start.
+func (c *Config) UnlistedAccounts() []string {
+	listed := map[string]bool{}
+	for i := range c.Sessions {
+		for _, a := range c.Sessions[i].Accounts {
+			listed[a] = true
+		}
+	}
+	unlisted := map[string]bool{}
+	if c.Risk != nil {
+		for _, ra := range c.Risk.Account {
+			if !listed[ra.Name] {
+				unlisted[ra.Name] = true
+			}
+		}
+	}
+	for i := range c.Sessions {
+		for _, a := range c.Sessions[i].CopyAccounts {
+			if !listed[a] {
+				unlisted[a] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(unlisted))
+}

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 )
 
 // TestAccountOfAnotherSession: a session naming an Account (1) that
@@ -119,5 +122,39 @@ func TestThirdPartyHeaderRefused(t *testing.T) {
 	}
 	if m, err := b.Read(200 * time.Millisecond); err == nil {
 		t.Fatalf("CLIENT2 got %s", m)
+	}
+}
+
+// TestUnlistedAccountsWarned: a start whose [[risk.account]] or drop
+// copy's copy_accounts names an account no session lists warns of it, as
+// any session may name it; an account a session lists is not named.
+func TestUnlistedAccountsWarned(t *testing.T) {
+	t.Parallel()
+	var logs lockedbuf.Buffer
+	cfg := testConfig(t, t.TempDir(), `
+[risk]
+[[risk.account]]
+name = "OPEN1"
+max_order_qty = 100
+[[risk.account]]
+name = "OWNED"
+max_order_qty = 100
+[[session]]
+comp_id = "OWNER"
+accounts = ["OWNED"]
+[[session]]
+comp_id = "CLEAR"
+kind = "dropcopy"
+copy_accounts = ["OPEN2", "OWNED"]
+`)
+	startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	warned := ""
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "no session lists in its accounts") {
+			warned = line
+		}
+	}
+	if !strings.Contains(warned, "level=WARN") || !strings.Contains(warned, "accounts=\"[OPEN1 OPEN2]\"") {
+		t.Fatalf("warning %q, want one naming OPEN1 and OPEN2 alone; log:\n%s", warned, logs.String())
 	}
 }

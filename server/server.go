@@ -1145,6 +1145,10 @@ func (s *Server) Start() error {
 			s.runSnapshots(s.cfg.Journal.SnapshotInterval.Duration)
 		}()
 	}
+	if unlisted := s.cfg.UnlistedAccounts(); len(unlisted) > 0 {
+		s.log.Warn("accounts with risk limits or a drop copy that no session lists in its accounts: any session may name them (README, \"Accounts\")",
+			"accounts", unlisted)
+	}
 	if s.cfg.Risk != nil {
 		if s.cfg.Risk.ControlToken != "" {
 			s.log.Warn("risk.control_token is not used: risk calls are on the admin API (fixvenue admin risk, [[admin.token]])")
