@@ -74,6 +74,15 @@ copy_accounts = ["BACC"]
 	expectER(t, c, map[int]string{11: "c2", 150: "8", 103: "15", 58: "Account (1) NOSUCH is not one this session may name"})
 	sendOrder(t, c, order{id: "c3", side: "1", qty: "5", px: "98.00", tif: "1", extra: acct("CACC")})
 	expectER(t, c, map[int]string{11: "c3", 150: "0", 1: "CACC"})
+	// A replace naming another's account is refused alike, in an OrderCancelReject.
+	if err := c.Send("G", fixclient.F(11, "c4"), fixclient.F(41, "c3"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+		fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "5"), fixclient.F(40, "2"), fixclient.F(44, "98.00"),
+		fixclient.F(59, "1"), fixclient.F(1, "BACC")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "9", map[int]string{11: "c4", 41: "c3", 102: "99", 434: "2", 58: refused}); err != nil {
+		t.Fatalf("replace naming BACC: %v (received so far: %v)", err, c.Received)
+	}
 
 	// FIRMB's order still rests, and its next report is the answer to its status request.
 	if err := b.Send("H", fixclient.F(11, "b1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
