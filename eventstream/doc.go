@@ -188,5 +188,10 @@
 // export.publish_window, one message by BatchEventsMax events (at most 71
 // KiB in SBE, some 250 KiB in JSON: an external NATS needs a max_payload
 // of at least that). The stream keeps what its JetStream limits keep;
-// verify needs the whole stream.
+// verify needs the whole stream. A reader (ReadStream: `fixvenue events
+// tail`, `fixvenue events verify`) reads through an ordered consumer and
+// deletes it when it ends, a SIGTERM included: JetStream would keep it,
+// read by nobody, for five minutes, three goroutines and its state in the
+// server's process (the venue's own, with the embedded server). A reader
+// killed, or cut off from NATS, leaves it to those five minutes.
 package eventstream

@@ -99,6 +99,22 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		}
 		return cons, it, nil
 	}
+	// drop deletes a consumer once it is read no more. Stopping the
+	// ordered consumer leaves it on the server for its inactive threshold
+	// (five minutes), three goroutines and its state in the server's
+	// process, the venue's own with the embedded server: a tail or verify
+	// run every few seconds kept hundreds there. Best effort, and only
+	// while connected, so that a reader stopped while NATS is away stops
+	// at once: its consumer, as a killed reader's, is the threshold's.
+	drop := func(c jetstream.Consumer) {
+		ci := c.CachedInfo()
+		if ci == nil || !js.Conn().IsConnected() {
+			return
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = js.DeleteConsumer(dctx, stream, ci.Name)
+	}
 	cons, it, err := open(from)
 	if err != nil {
 		return err
@@ -109,6 +125,7 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 		if it != nil {
 			it.Stop()
 		}
+		drop(cons)
 	}()
 	// JetStream keeps a stream's last sequence when its last messages are
 	// deleted or purged: a reader waiting for a message at that sequence
@@ -147,6 +164,7 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 				// given, once it can be created.
 				stopOnDone()
 				it.Stop()
+				drop(cons)
 				for it = nil; it == nil; {
 					if rerr := StreamReplaced(ctx, js, stream, created); rerr != nil {
 						return rerr
@@ -156,8 +174,11 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, stream string, from
 						return ctx.Err()
 					case <-time.After(streamCheckInterval):
 					}
-					if _, it, err = open(next); err != nil && js.Conn().IsClosed() {
+					var again jetstream.Consumer
+					if again, it, err = open(next); err != nil && js.Conn().IsClosed() {
 						return err
+					} else if err == nil {
+						cons = again
 					}
 				}
 				stopOnDone = context.AfterFunc(ctx, it.Stop)

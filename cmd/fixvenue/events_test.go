@@ -1225,3 +1225,75 @@ func tradeElectingAStop(t *testing.T, fixAddr string) {
 		t.Fatal(err)
 	}
 }
+
+// TestEventsReadersLeaveNoConsumer: `events tail` (to a count, and
+// following until SIGTERM) and `events verify` delete the JetStream
+// consumer they read through when they end. JetStream keeps a consumer
+// nobody reads for its inactive threshold, five minutes for the ordered
+// consumer they use, each with three goroutines and its state in the
+// server's process, the venue's own with the embedded server: a monitor
+// that ran a tail or a verify every few seconds kept hundreds there.
+func TestEventsReadersLeaveNoConsumer(t *testing.T) {
+	t.Parallel()
+	cfgPath := writeVenueConfig(t, t.TempDir(), "%s", exportTOML)
+	v := startVenue(t, cfgPath)
+	restingOrderAt(t, v.fixAddr, 1, "kept")
+	url := v.ready.NATSURL
+	run := func(args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return exec.CommandContext(ctx, binPath, append([]string{"events"}, args...)...).CombinedOutput()
+	}
+	for range 2 {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			out, err := run("tail", "--nats", url, "--from", "1", "--count", "1")
+			if err == nil {
+				break // the stream holds the order's events
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("events tail --count 1: %v: %s", err, out)
+			}
+		}
+	}
+	if out, err := run("verify", "--config", cfgPath, "--nats", url); err != nil {
+		t.Fatalf("events verify: %v: %s", err, out)
+	}
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		tail := exec.CommandContext(ctx, binPath, "events", "tail", "--nats", url, "--from", "1")
+		stdout, err := tail.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tail.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if !bufio.NewScanner(stdout).Scan() {
+			t.Fatal("a following events tail printed nothing")
+		}
+		_ = tail.Process.Signal(syscall.SIGTERM)
+		if err := tail.Wait(); err != nil {
+			t.Fatalf("a following events tail stopped by SIGTERM: %v", err)
+		}
+		cancel()
+	}
+	js := natstest.JetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, "FIXVENUE_VENUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Consumers == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d consumers left on the stream by readers that ended", info.State.Consumers)
+		}
+	}
+}
