@@ -303,6 +303,32 @@ func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, erro
 			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
 		}
 	}
+	// The matcher numbers the configured instruments in the configuration's
+	// order: a command for every instrument (an operator's halt or close of
+	// all) changes them, and uncrosses their calls, in that order, and
+	// snapshots list them by position. Recorded instruments swapped replay
+	// the same journal to other events, so they keep their order; a new one
+	// may come anywhere, as the recorded ones keep theirs among themselves.
+	position := make(map[uint32]int, len(current.Instruments))
+	for i, r := range current.Instruments {
+		position[r.ID] = i
+	}
+	last := -1
+	var lastWas recordedInstrument
+	for _, was := range recorded.Instruments {
+		p, ok := position[was.ID]
+		switch {
+		case !ok:
+			continue
+		case p < last:
+			diffs = append(diffs, fmt.Sprintf("instrument id %d (%s) is configured before id %d (%s), which the journal has in the other order",
+				was.ID, was.Terms["symbol"], lastWas.ID, lastWas.Terms["symbol"]))
+			hint("Instruments are numbered in the configuration's order: keep the recorded ones in that order (a new one may " +
+				"come anywhere).")
+		default:
+			last, lastWas = p, was
+		}
+	}
 	verified := verify && len(diffs) == len(update.changes)
 	if len(diffs) > 0 && !verified {
 		// Terms protect commands: a journal that holds none (a first start

@@ -15,6 +15,7 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
 
@@ -50,6 +51,59 @@ band_percent = 10
 	expectER(t, c, map[int]string{11: "gtc1", 150: "I", 39: "0", 44: "99.00"})
 	if rec := readRecord(t, dir); len(rec.Instruments) != 3 || rec.Instruments[2].Terms["symbol"] != "NEWCO" {
 		t.Fatalf("record after adding NEWCO: %+v", rec)
+	}
+}
+
+// TestConfiguredInstrumentOrderMatchesTheJournal: the matcher numbers the
+// configured instruments in the configuration's order, and a command for
+// every instrument (an operator's halt of all) changes them in that order,
+// so the same journal replays to other events with ACME and LOTS swapped
+// (and its snapshots, which list the instruments by position, no longer
+// load). A restart with them swapped is refused, naming the order, as one
+// with two sessions swapped is; an instrument new to the configuration may
+// come anywhere, the recorded ones keeping their order.
+func TestConfiguredInstrumentOrderMatchesTheJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	if code := adminCall(t, s, "POST", "/v1/instruments/all/halt", aliceToken, `{"reason":"order test"}`, nil); code != 200 {
+		t.Fatalf("halt all: %d", code)
+	}
+	s.Close()
+	swapped := testConfig(t, dir, adminConfig())
+	swapped.Instruments[0], swapped.Instruments[1] = swapped.Instruments[1], swapped.Instruments[0]
+	jdir := filepath.Join(dir, "journal")
+	inOrder, err := journal.Verify(jdir, MatcherConfig(testConfig(t, dir, adminConfig())), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reordered, err := journal.Verify(jdir, MatcherConfig(swapped), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inOrder.EventsHash == reordered.EventsHash {
+		t.Fatalf("the journal replays to the same events with the instruments swapped (%s): the test shows nothing", inOrder)
+	}
+	refusedStart(t, swapped, "ACME and LOTS swapped", "instrument id 2 (LOTS) is configured before id 1 (ACME), which the journal has in the other order")
+	refusedStart(t, swapped, "ACME and LOTS swapped", "keep the recorded ones in that order")
+	if _, err := CheckTermsRecord(swapped); err == nil || !strings.Contains(err.Error(), "configured before id 1 (ACME)") {
+		t.Fatalf("the tools' check of a configuration with ACME and LOTS swapped: %v", err)
+	}
+
+	first := testConfig(t, dir, adminConfig()+`[[instrument]]
+id = 3
+symbol = "NEWCO"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "20.00"
+band_percent = 10
+`)
+	first.Instruments = append(first.Instruments[2:], first.Instruments[:2]...)
+	startServer(t, first, Options{}).Close()
+	if rec := readRecord(t, dir); len(rec.Instruments) != 3 || rec.Instruments[0].Terms["symbol"] != "NEWCO" {
+		t.Fatalf("record after adding NEWCO first: %+v", rec.Instruments)
 	}
 }
 
