@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -343,6 +344,9 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return err
 	}
 	sink := &replaySink{feed: s.feed, tape: s.tape, disabled: s.disabled, configured: configuredInstruments(s.cfg), lost: lost}
+	if terms != nil {
+		sink.added = addedInstruments(s.cfg, terms.newInstruments)
+	}
 	if s.cfg.Schedule.Enabled {
 		sink.schedule = replayedSchedule(s.cfg)
 	}
@@ -615,9 +619,10 @@ type replaySink struct {
 	// disabled sessions take the disables.
 	schedule *scheduleProgress
 	// configured are the configured instruments' symbols by id, for
-	// addedAgain.
-	configured map[uint32]string
-	lost       *gateway.LostReports
+	// addedAgain; added those new to the configuration at this start, for
+	// changedBeforeConfigured.
+	configured, added map[uint32]string
+	lost              *gateway.LostReports
 	// endOfDayNs is the command time of the last end of day replayed (0:
 	// none), for the schedule (ops.Config.EndOfDayNs).
 	endOfDayNs int64
@@ -641,6 +646,9 @@ func (k *replaySink) Commit() {
 		k.schedule.Event(k.slot[:])
 	}
 	if err := addedAgain(k.configured, k.slot[:]); err != nil && k.err == nil {
+		k.err = err
+	}
+	if err := changedBeforeConfigured(k.added, k.slot[:]); err != nil && k.err == nil {
 		k.err = err
 	}
 	k.lost.Event(k.slot[:])
@@ -676,11 +684,54 @@ func addedAgain(configured map[uint32]string, ev []byte) error {
 	return nil
 }
 
+// changedBeforeConfigured refuses a journal that changes the status of an
+// instrument new to the configuration. None of its commands could name it
+// (the gateway and the admin API knew no such symbol), so the change comes
+// from one command for every instrument (an operator's halt or close of
+// all), which ran before it was configured: replayed, it changes the new
+// instrument too, which then starts halted or closed, and gives events the
+// venue never gave (the feed's sequence numbers move past those it sent).
+func changedBeforeConfigured(added map[uint32]string, ev []byte) error {
+	if len(added) == 0 {
+		return nil
+	}
+	if id, err := venue.TemplateIDOf(ev, 0); err != nil || id != venue.TradingStatusChangedTemplateID {
+		return nil
+	}
+	var c venue.TradingStatusChanged
+	if c.WrapDecode(ev, 0) != nil {
+		return nil
+	}
+	sym, ok := added[c.InstrumentID()]
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("instrument id %d (%s) is new to the configuration, and the journal changes every instrument's status at seq %d "+
+		"(an operator's halt or close of all, before %s was configured): replayed, it would change %s's too, which it did not, and give "+
+		"events the venue never gave. Remove that [[instrument]] to start, and list it through the admin API (README, \"Adding an instrument\")",
+		c.InstrumentID(), sym, c.CauseSeq(), sym, sym)
+}
+
 // configuredInstruments maps the configured instruments' ids to symbols.
 func configuredInstruments(cfg *config.Config) map[uint32]string {
 	out := make(map[uint32]string, len(cfg.Instruments))
 	for _, in := range cfg.Instruments {
 		out[in.ID] = in.Symbol
+	}
+	return out
+}
+
+// addedInstruments maps the ids of the configured instruments named in
+// symbols (those new to the terms record) to their symbols; nil for none.
+func addedInstruments(cfg *config.Config, symbols []string) map[uint32]string {
+	var out map[uint32]string
+	for _, in := range cfg.Instruments {
+		if slices.Contains(symbols, in.Symbol) {
+			if out == nil {
+				out = map[uint32]string{}
+			}
+			out[in.ID] = in.Symbol
+		}
 	}
 	return out
 }

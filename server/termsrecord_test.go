@@ -90,7 +90,10 @@ func TestConfiguredInstrumentOrderMatchesTheJournal(t *testing.T) {
 		t.Fatalf("the tools' check of a configuration with ACME and LOTS swapped: %v", err)
 	}
 
-	first := testConfig(t, dir, adminConfig()+`[[instrument]]
+	// Another journal, of a resting order: NEWCO configured before ACME
+	// and LOTS, which keep their order.
+	dir = journalWithGTC(t)
+	first := testConfig(t, dir, `[[instrument]]
 id = 3
 symbol = "NEWCO"
 tick_size = "0.01"
@@ -105,6 +108,46 @@ band_percent = 10
 	if rec := readRecord(t, dir); len(rec.Instruments) != 3 || rec.Instruments[0].Terms["symbol"] != "NEWCO" {
 		t.Fatalf("record after adding NEWCO first: %+v", rec.Instruments)
 	}
+}
+
+// TestConfiguredInstrumentNewToAJournalThatChangedAll: an operator's halt
+// of every instrument is one command, which a replay applies to every
+// instrument the matcher has then. An instrument new to the configuration
+// was not there when it ran: replayed, it would start halted and the replay
+// would give events the venue never gave (the feed's among them). So a
+// start that adds an instrument to a journal holding such a command is
+// refused, naming both and the admin API's way to list it; the same
+// configuration without it starts.
+func TestConfiguredInstrumentNewToAJournalThatChangedAll(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	for _, action := range []string{"halt", "resume"} {
+		if code := adminCall(t, s, "POST", "/v1/instruments/all/"+action, aliceToken, `{"reason":"every instrument"}`, nil); code != 200 {
+			t.Fatalf("%s all: %d", action, code)
+		}
+	}
+	s.Close()
+	added := testConfig(t, dir, adminConfig()+`[[instrument]]
+id = 3
+symbol = "NEWCO"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "20.00"
+band_percent = 10
+`)
+	refusedStart(t, added, "NEWCO added after a halt of all", "instrument id 3 (NEWCO) is new to the configuration, and the journal changes every instrument's status at seq 0")
+	refusedStart(t, added, "NEWCO added after a halt of all", "list it through the admin API")
+	s = startServer(t, testConfig(t, dir, adminConfig()), Options{})
+	if st := instrumentsOf(t, s)["ACME"].Status; st != "Open" {
+		t.Fatalf("ACME after the refused start: %s", st)
+	}
+	if _, ok := instrumentsOf(t, s)["NEWCO"]; ok {
+		t.Fatal("NEWCO is listed after the refused start")
+	}
+	s.Close()
 }
 
 // journalWithGTC returns a data directory whose journal has CLIENT1's GTC
