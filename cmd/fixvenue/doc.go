@@ -2,6 +2,7 @@
 //
 //	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--admin-addr A] [--metrics-addr A] [--ready-file F] ...
 //	fixvenue journal verify|dump|book [--data DIR] [--config FILE] [--from SEQ] [--symbol SYM]
+//	fixvenue backup  [--data DIR] [--config FILE] --to DIR   a copy of a running venue's data directory that starts
 //	fixvenue md      watch|book [--symbol SYM] [--feed-addr A] [--recovery-addr A], md latency [--duration D]
 //	fixvenue admin   status|instruments|sessions|halt|resume|close|cancel|band|instrument add|phase|eod|
 //	                 logout|disable|enable|risk show|kill|reset|limits|hash-token [options]
@@ -30,7 +31,7 @@
 // completed without holding its rate (answers lost, a session failed, every
 // order refused, p99 over --p99-max).
 //
-// Each subcommand lives in its own file (serve.go, journal.go, admin.go, md.go,
+// Each subcommand lives in its own file (serve.go, journal.go, backup.go, admin.go, md.go,
 // load.go, bench.go, events.go, risk.go, cluster.go) and registers itself in the commands table; the work is done by
 // the library packages (server, ops, journal, marketdata/feedclient, bench/...), so that tests
 // can drive the same code. Tests that need the real binary build it once

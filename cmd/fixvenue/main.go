@@ -21,6 +21,7 @@ var version = "dev"
 var commands = map[string]func(args []string) int{
 	"serve":   cmdServe,
 	"journal": cmdJournal,
+	"backup":  cmdBackup,
 	"md":      cmdMD,
 	"admin":   cmdAdmin,
 	"load":    cmdLoad,
@@ -48,6 +49,7 @@ func usage(w io.Writer) {
 commands:
   serve     run the venue (embedded demo config unless --config is given)
   journal   verify, dump or print the books of the journal (journal verify|dump|book --data DIR)
+  backup    copy a running venue's data directory as a set a venue starts from (backup --to DIR)
   md        watch or print a book from the market data feed, or measure its latency (md watch|book|latency)
   admin     operate a running venue over its admin API (admin -h)
   load      open-loop FIX load generator

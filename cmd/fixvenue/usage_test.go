@@ -61,6 +61,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	}{
 		{[]string{"serve", "-h"}, []string{"-ready-file"}, nil},
 		{[]string{"journal", "-h"}, []string{"verify", "dump", "book", "--from", "--symbol", "Exit status: 0", "; 1 when", "; 2 for a usage error"}, nil},
+		{[]string{"backup", "-h"}, []string{"-to", "-data", "-config", "Exit status: 0", "; 1 when", "; 2 for a"}, []string{"-from", "-symbol"}},
 		{[]string{"journal", "verify", "-h"}, []string{"-data", "-config"}, []string{"-from", "-symbol"}},
 		{[]string{"journal", "dump", "-h"}, []string{"-from"}, []string{"-symbol"}},
 		{[]string{"journal", "book", "-h"}, []string{"-symbol"}, []string{"-from"}},

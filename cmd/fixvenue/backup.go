@@ -1,0 +1,430 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+const backupUsage = `usage: fixvenue backup [--data DIR] [--config FILE] --to DIR
+
+copies the data directory of a single venue, running or stopped, to --to (a new or empty
+directory) as a set a venue starts from, under another path or on another machine: every order
+acknowledged before the backup began, the books, each session's FIX sequence numbers and stored
+messages, the market-data feed's and the console's states, the schedule's and the risk state.
+
+A plain copy of a running venue's directory (cp -a, rsync, tar) is not such a set: files copied
+in the file system's order can leave a snapshot, or a FIX store's report, after the journal's end
+(the start refuses the copy, naming them), and a file read while the venue writes it can hold a
+record torn in its middle with whole ones after it (refused as damage). backup copies in the order
+the venue makes things durable, each file up to its last whole record: the sessions' FIX stores,
+the snapshots, the states kept beside them and the data directory's records, then the journal's
+archive and its segments. LOCK is not copied (the copy is not in use), nor nats/ (an embedded
+event stream's store, which a live copy could tear: the restored venue's export finds its stream
+new and exports every event again from the journal).
+
+--data defaults to venue.data_dir of the configuration (the embedded demo configuration unless
+--config is given). Progress is drawn on a terminal; the last line, on standard output, says what
+the copy holds.
+
+Exit status: 0 when the copy is complete and synced; 1 when it is not (the reason on stderr: the
+source unreadable, damage in a sealed journal segment, --to not empty, a disk full); 2 for a
+usage error.
+`
+
+func cmdBackup(args []string) int {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	dataDir := fs.String("data", "", "data directory to copy (default: venue.data_dir of the config)")
+	cfgPath := fs.String("config", "", "configuration file (TOML) naming the data directory; default: the embedded demo configuration")
+	to := fs.String("to", "", "directory to copy to: new, or empty")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), backupUsage+"\noptions:\n"); fs.PrintDefaults() }
+	cfg, exit := parseWithConfig("backup", fs, args, cfgPath)
+	if cfg == nil {
+		return exit
+	}
+	if *to == "" {
+		fmt.Fprint(os.Stderr, "fixvenue backup: --to is required\n\n")
+		fs.SetOutput(os.Stderr)
+		fs.Usage()
+		return 2
+	}
+	if *dataDir == "" {
+		*dataDir = cfg.Venue.DataDir
+	}
+	if cfg.Cluster.Enabled() {
+		fmt.Fprint(os.Stderr, "fixvenue backup: a cluster node's data directory is not copied this way: "+
+			"its journal holds Raft entries, and every other node holds the same commands\n")
+		return 1
+	}
+	b := &backup{src: *dataDir, dst: *to, bar: newProgressBar(os.Stderr)}
+	sum, err := b.run()
+	b.bar.done()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue backup: %v\n", err)
+		return 1
+	}
+	if _, err := fmt.Println(sum); err != nil {
+		fmt.Fprintf(os.Stderr, "fixvenue backup: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// backup is one copy of a data directory (cmdBackup).
+type backup struct {
+	src, dst string
+	bar      *progressBar
+	done     int64 // bytes copied
+	total    int64 // bytes to copy, as listed at the start
+	dirs     []string
+}
+
+// run copies in the order the venue makes things durable, so that each part
+// copied is no newer than what the parts after it hold: a FIX store keeps
+// only reports of durable commands, a snapshot is published once its
+// command is durable, and a side state or record file (the schedule's, a
+// disabled session's) is written before a snapshot that depends on it; the
+// journal, copied last, then holds every command any of them shows, and
+// the start finds a set it accepts (docs/ARCHITECTURE.md, "Start-up and
+// shutdown").
+func (b *backup) run() (string, error) {
+	st, err := os.Stat(filepath.Join(b.src, "journal"))
+	if err != nil {
+		return "", fmt.Errorf("no journal in %s: %w", b.src, err)
+	} else if !st.IsDir() {
+		return "", fmt.Errorf("no journal in %s: %s is not a directory", b.src, filepath.Join(b.src, "journal"))
+	}
+	if err := os.MkdirAll(b.dst, 0o755); err != nil {
+		return "", err
+	}
+	if names, err := os.ReadDir(b.dst); err != nil {
+		return "", err
+	} else if len(names) > 0 {
+		return "", fmt.Errorf("%s is not empty: a backup goes to a new or empty directory", b.dst)
+	}
+	b.total = dirBytes(b.src)
+	started := time.Now()
+
+	stores, err := b.copyDir("fixstore", copyFIXStore)
+	if err != nil {
+		return "", err
+	}
+	jsrc, jdst := filepath.Join(b.src, "journal"), filepath.Join(b.dst, "journal")
+	if err := b.mkdir(jdst); err != nil {
+		return "", err
+	}
+	// Listed before the journal's segments are: a snapshot is published
+	// only once its command is durable, so the segments copied after it
+	// hold every command it describes.
+	snaps, err := journal.ListSnapshots(jsrc)
+	if err != nil {
+		return "", err
+	}
+	var newest uint64
+	copied := 0
+	for _, sf := range snaps {
+		ok, err := b.copyFile(sf.Path, filepath.Join(jdst, filepath.Base(sf.Path)), copyWhole)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			newest = max(newest, sf.Seq)
+			copied++
+		}
+	}
+	// The states kept beside the snapshots are written at a command after
+	// theirs, so they are copied after the snapshots: a snapshot copied
+	// without its states is passed over by the start for an older one.
+	for _, d := range []string{"mdstate", "consolestate", "spec"} {
+		if _, err := b.copyDir(d, copyWhole); err != nil {
+			return "", err
+		}
+	}
+	if err := b.copyRecords(); err != nil {
+		return "", err
+	}
+	// The segments are listed before the archive is copied: a segment an
+	// end of day archives meanwhile is then found in one place or the
+	// other (it is written to the archive before it leaves the journal).
+	segs, err := listSegments(jsrc)
+	if err != nil {
+		return "", err
+	}
+	if err := b.copyArchive(); err != nil {
+		return "", err
+	}
+	var next uint64
+	gone := false
+	for i, name := range segs {
+		n, ok, err := b.copySegment(filepath.Join(jsrc, name), filepath.Join(jdst, name), i == len(segs)-1)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			gone = true
+			continue
+		}
+		next = n
+	}
+	if gone {
+		// Archived while this copy ran: the archive has it now.
+		if err := b.copyArchive(); err != nil {
+			return "", err
+		}
+	}
+	if err := b.syncDirs(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("backup of %s to %s: journal through seq %d, %d snapshots (newest seq %d), %d FIX stores, %d bytes, in %s",
+		b.src, b.dst, int64(next)-1, copied, newest, stores, b.done, time.Since(started).Round(time.Millisecond)), nil
+}
+
+// copyRecords copies the data directory's own files (terms.json,
+// schedule.state, phases.json, sessions.disabled, end_of_day.json, …),
+// each written whole by a rename, but not LOCK, which only says the
+// directory is in use.
+func (b *backup) copyRecords() error {
+	entries, err := os.ReadDir(b.src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == "LOCK" || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		if _, err := b.copyFile(filepath.Join(b.src, e.Name()), filepath.Join(b.dst, e.Name()), copyWhole); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyArchive copies the archived segments not copied yet (each is renamed
+// into place whole and never changes).
+func (b *backup) copyArchive() error {
+	src := filepath.Join(b.src, "journal", journal.ArchiveDirName)
+	entries, err := os.ReadDir(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	dst := filepath.Join(b.dst, "journal", journal.ArchiveDirName)
+	if err := b.mkdir(dst); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dst, e.Name())); err == nil {
+			continue
+		}
+		if _, err := b.copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), copyWhole); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyDir copies the regular files of the data directory's subdirectory
+// name, each with copy, and returns how many it copied; a directory the
+// source lacks is left out.
+func (b *backup) copyDir(name string, copy func([]byte) ([]byte, error)) (int, error) {
+	src, dst := filepath.Join(b.src, name), filepath.Join(b.dst, name)
+	entries, err := os.ReadDir(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	if err := b.mkdir(dst); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		ok, err := b.copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), copy)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (b *backup) mkdir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b.dirs = append(b.dirs, dir)
+	return nil
+}
+
+// copyFile reads src whole, passes its bytes through copy and writes the
+// result to dst, synced. ok is false when src is gone (a snapshot pruned,
+// a segment archived, a store compacted away while the copy ran).
+func (b *backup) copyFile(src, dst string, copy func([]byte) ([]byte, error)) (ok bool, err error) {
+	data, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	out, err := copy(data)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", src, err)
+	}
+	if err := writeSynced(dst, out); err != nil {
+		return false, err
+	}
+	b.done += int64(len(data))
+	b.bar.update(journal.Progress{BytesDone: b.done, BytesTotal: b.total})
+	return true, nil
+}
+
+// copySegment copies a journal segment up to its last whole record, the
+// rest of its size zeros as preallocation leaves it: read while the venue
+// writes it, the last segment may end in a batch half copied, a record cut
+// or a page of it still zero with whole records after it, which a start
+// would refuse as damage. Those records were not yet acknowledged (their
+// fdatasync had not returned when the snapshots and FIX stores before them
+// were copied), so cutting them loses nothing the copy's other files show.
+// A sealed segment is complete: a bad record in it is damage, refused.
+// next is the seq after the segment's last record copied.
+func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, err error) {
+	ok, err = b.copyFile(src, dst, func(data []byte) ([]byte, error) {
+		if len(data) < journal.SegmentHeaderBytes || string(data[:8]) != "FVJOURNL" {
+			return nil, errors.New("not a journal segment")
+		}
+		next = binary.LittleEndian.Uint64(data[16:])
+		off := journal.SegmentHeaderBytes
+		for len(data)-off >= journal.FrameHeaderBytes && binary.LittleEndian.Uint32(data[off:]) != 0 {
+			if binary.LittleEndian.Uint32(data[off:]) == 0xFFFFFFFF {
+				return nil, errors.New("holds Raft entry marks: a cluster node's journal")
+			}
+			seq, _, n, err := journal.NextFrame(data[off:])
+			if err == nil && seq != next {
+				err = fmt.Errorf("seq %d where %d was due", seq, next)
+			}
+			if err != nil {
+				if !last {
+					return nil, fmt.Errorf("damage in a sealed segment at offset %d: %w", off, err)
+				}
+				break
+			}
+			next++
+			off += n
+		}
+		if last {
+			clear(data[off:])
+		} else if !allZero(data[off:]) {
+			return nil, fmt.Errorf("damage in a sealed segment at offset %d: bytes after its last record", off)
+		}
+		return data, nil
+	})
+	return next, ok, err
+}
+
+// copyFIXStore keeps a FIX store's records up to the first that is not
+// whole (gateway/fixstore/doc.go), as its open would, so that a record
+// read in the middle of the venue's write does not leave good records
+// after a bad one, which the store refuses to open. What is cut is a
+// store a moment older, whose missing reports the start rebuilds from the
+// journal ("Answers lost at a crash").
+func copyFIXStore(data []byte) ([]byte, error) {
+	const head = 8
+	off := 0
+	for len(data)-off >= head {
+		n := int(binary.LittleEndian.Uint32(data[off:]))
+		if n < 17 || n > len(data)-off-head ||
+			crc32.Checksum(data[off+head:off+head+n], crc32.MakeTable(crc32.Castagnoli)) != binary.LittleEndian.Uint32(data[off+4:]) {
+			break
+		}
+		off += head + n
+	}
+	return data[:off], nil
+}
+
+func copyWhole(data []byte) ([]byte, error) { return data, nil }
+
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDirs makes the copy's names durable, the directories made and the
+// copy's own.
+func (b *backup) syncDirs() error {
+	for _, d := range append(slices.Clone(b.dirs), b.dst) {
+		f, err := os.Open(d)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// listSegments names the journal's live segments, oldest first.
+func listSegments(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "journal-") && strings.HasSuffix(n, ".seg") {
+			segs = append(segs, n)
+		}
+	}
+	slices.Sort(segs) // the first seq is zero-padded to 20 digits
+	return segs, nil
+}
+
+// dirBytes is the size of the regular files under dir, for the progress
+// bar.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
