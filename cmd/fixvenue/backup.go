@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,7 +72,11 @@ func cmdBackup(args []string) int {
 	sum, err := b.run()
 	b.bar.done()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixvenue backup: %v\n", err)
+		incomplete := ""
+		if b.started {
+			incomplete = fmt.Sprintf(" (the copy in %s is incomplete: remove it before backing up there again)", b.dst)
+		}
+		fmt.Fprintf(os.Stderr, "fixvenue backup: %v%s\n", err, incomplete)
 		return 1
 	}
 	if _, err := fmt.Println(sum); err != nil {
@@ -88,6 +93,7 @@ type backup struct {
 	done     int64 // bytes copied
 	total    int64 // bytes to copy, as listed at the start
 	dirs     []string
+	started  bool // files written to dst
 }
 
 // run copies in the order the venue makes things durable, so that each part
@@ -114,6 +120,7 @@ func (b *backup) run() (string, error) {
 		return "", fmt.Errorf("%s is not empty: a backup goes to a new or empty directory", b.dst)
 	}
 	b.total = dirBytes(b.src)
+	b.started = true
 	started := time.Now()
 
 	stores, err := b.copyDir("fixstore", copyFIXStore)
@@ -280,6 +287,9 @@ func (b *backup) mkdir(dir string) error {
 // result to dst, synced. ok is false when src is gone (a snapshot pruned,
 // a segment archived, a store compacted away while the copy ran).
 func (b *backup) copyFile(src, dst string, copy func([]byte) ([]byte, error)) (ok bool, err error) {
+	if copy == nil {
+		return b.streamFile(src, dst)
+	}
 	data, err := os.ReadFile(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -361,7 +371,48 @@ func copyFIXStore(data []byte) ([]byte, error) {
 	return data[:off], nil
 }
 
-func copyWhole(data []byte) ([]byte, error) { return data, nil }
+// copyWhole, given to copyFile, copies a file written whole by a rename
+// (a snapshot, a state beside one, an archived segment, a record), as it
+// is, in pieces: a snapshot of a full book is large.
+var copyWhole func([]byte) ([]byte, error)
+
+// streamFile is copyFile for copyWhole.
+func (b *backup) streamFile(src, dst string) (ok bool, err error) {
+	in, err := os.Open(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return false, err
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n, rerr := in.Read(buf)
+		if n > 0 {
+			if _, err := out.Write(buf[:n]); err != nil {
+				out.Close()
+				return false, err
+			}
+			b.done += int64(n)
+			b.bar.update(journal.Progress{BytesDone: b.done, BytesTotal: b.total})
+		}
+		if rerr == io.EOF {
+			break
+		} else if rerr != nil {
+			out.Close()
+			return false, rerr
+		}
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return false, err
+	}
+	return true, out.Close()
+}
 
 func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 

@@ -44,19 +44,20 @@ func (c *backupClient) seen() ([]string, int) {
 // roll, snapshots are taken and FIX stores are written during the copy,
 // restores the copy under another path, and starts it: every order
 // acknowledged before the backup began is there, each session's sequence
-// numbers go on from where they were, and the copied journal verifies.
+// numbers go on from where they were, a session disabled stays disabled,
+// and the copied journal, its archive included, verifies from seq 0.
 func TestBackupOfARunningVenueStarts(t *testing.T) {
 	skipUnderRace(t)
 	dir := t.TempDir()
 	cfg := writeVenueConfig(t, dir, `[journal]
-segment_bytes = 262144
+segment_bytes = 65536
 snapshot_interval = "200ms"
 [session_defaults]
 cancel_on_disconnect = false
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, %d]
-`, backupSessions)
+%s`, backupSessions+1, adminTokenTOML("carol", "", cliToken))
 	v := startVenue(t, cfg, noFeed...)
 
 	clients := make([]*backupClient, backupSessions)
@@ -94,8 +95,32 @@ range = [1, %d]
 		close(stop)
 		wg.Wait()
 	}()
-	// Orders flow for a while first: segments sealed, snapshots taken.
-	time.Sleep(1500 * time.Millisecond)
+	// Orders flow for a while first: segments sealed, snapshots taken,
+	// and an end of day moves the segments before a snapshot to the
+	// archive, which a replay from the beginning reads. A session
+	// disabled is a record of the data directory the copy keeps.
+	// An end of day archives up to the newest snapshot a start would
+	// load, which needs the states written at a later command: on a busy
+	// machine the first may find none yet, so it is repeated, a bounded
+	// number of times (the orders are GTC: they outlive it).
+	for try := 1; ; try++ {
+		time.Sleep(time.Second)
+		code, eod, errs := runAdminCLI(t, v.ready.AdminAddr, cliToken, "eod", "--reason", "before the backup", "--json")
+		if code != 0 {
+			t.Fatalf("eod: exit %d\n%s%s", code, eod, errs)
+		}
+		if strings.Contains(eod, `"archived_segments"`) && !strings.Contains(eod, `"archived_segments": 0`) {
+			break
+		}
+		if try == 10 {
+			t.Fatalf("10 ends of day archived nothing; the last:\n%s", eod)
+		}
+	}
+	disabled := fmt.Sprintf("CLIENT%d", backupSessions+1)
+	if code, out, errs := runAdminCLI(t, v.ready.AdminAddr, cliToken, "disable", disabled, "--reason", "before the backup"); code != 0 {
+		t.Fatalf("disable: exit %d\n%s%s", code, out, errs)
+	}
+	time.Sleep(500 * time.Millisecond)
 	before := make([][]string, len(clients))
 	lastIn := make([]int, len(clients))
 	for i, c := range clients {
@@ -124,14 +149,14 @@ range = [1, %d]
 	}
 
 	cfg2 := writeVenueConfig(t, other, `[journal]
-segment_bytes = 262144
+segment_bytes = 65536
 snapshot_interval = "200ms"
 [session_defaults]
 cancel_on_disconnect = false
 [[session]]
 comp_id = "CLIENT%%d"
 range = [1, %d]
-`, backupSessions)
+%s`, backupSessions+1, adminTokenTOML("carol", "", cliToken))
 	if out, err := exec.Command(binPath, "journal", "verify", "--config", cfg2).CombinedOutput(); err != nil {
 		t.Fatalf("journal verify of the copy: %v\n%s", err, out)
 	}
@@ -145,6 +170,7 @@ range = [1, %d]
 	var sessions []struct {
 		CompID        string `json:"comp_id"`
 		NextSenderSeq int    `json:"next_sender_seq"`
+		Disabled      bool   `json:"disabled"`
 	}
 	err = json.NewDecoder(resp.Body).Decode(&sessions)
 	resp.Body.Close()
@@ -154,6 +180,9 @@ range = [1, %d]
 	next := map[string]int{}
 	for _, s := range sessions {
 		next[s.CompID] = s.NextSenderSeq
+		if s.Disabled != (s.CompID == disabled) {
+			t.Errorf("%s: disabled %v in the restored venue", s.CompID, s.Disabled)
+		}
 	}
 	for i, c := range clients {
 		if next[c.comp] <= lastIn[i] {
