@@ -31,7 +31,9 @@ in the file system's order can leave a snapshot, or a FIX store's report, after 
 record torn in its middle with whole ones after it (refused as damage). backup copies in the order
 the venue makes things durable, each file up to its last whole record: the sessions' FIX stores,
 the snapshots, the states kept beside them and the data directory's records, then the journal's
-archive and its segments. LOCK is not copied (the copy is not in use), nor nats/ (an embedded
+archive and its segments. Bytes after a file's last whole record that do not change while it is
+copied (a torn tail, damage) are not a write in progress: they are copied as they are, said on
+stderr, for the restored venue to judge as this one would, and no damage is hidden by the copy. LOCK is not copied (the copy is not in use), nor nats/ (an embedded
 event stream's store, which a live copy could tear: the restored venue's export finds its stream
 new and exports every event again from the journal).
 
@@ -141,7 +143,7 @@ func (b *backup) run() (string, error) {
 	var newest uint64
 	copied := 0
 	for _, sf := range snaps {
-		ok, err := b.copyFile(sf.Path, filepath.Join(jdst, filepath.Base(sf.Path)), copyWhole)
+		ok, err := b.copyFile(sf.Path, filepath.Join(jdst, filepath.Base(sf.Path)), copyWhole, false)
 		if err != nil {
 			return "", err
 		}
@@ -210,7 +212,7 @@ func (b *backup) copyRecords() error {
 		if !e.Type().IsRegular() || e.Name() == "LOCK" || strings.HasSuffix(e.Name(), ".tmp") {
 			continue
 		}
-		if _, err := b.copyFile(filepath.Join(b.src, e.Name()), filepath.Join(b.dst, e.Name()), copyWhole); err != nil {
+		if _, err := b.copyFile(filepath.Join(b.src, e.Name()), filepath.Join(b.dst, e.Name()), copyWhole, false); err != nil {
 			return err
 		}
 	}
@@ -238,7 +240,7 @@ func (b *backup) copyArchive() error {
 		if _, err := os.Stat(filepath.Join(dst, e.Name())); err == nil {
 			continue
 		}
-		if _, err := b.copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), copyWhole); err != nil {
+		if _, err := b.copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), copyWhole, false); err != nil {
 			return err
 		}
 	}
@@ -248,7 +250,7 @@ func (b *backup) copyArchive() error {
 // copyDir copies the regular files of the data directory's subdirectory
 // name, each with copy, and returns how many it copied; a directory the
 // source lacks is left out.
-func (b *backup) copyDir(name string, copy func([]byte) ([]byte, error)) (int, error) {
+func (b *backup) copyDir(name string, copy wholeRecords) (int, error) {
 	src, dst := filepath.Join(b.src, name), filepath.Join(b.dst, name)
 	entries, err := os.ReadDir(src)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -264,7 +266,7 @@ func (b *backup) copyDir(name string, copy func([]byte) ([]byte, error)) (int, e
 		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".tmp") {
 			continue
 		}
-		ok, err := b.copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), copy)
+		ok, err := b.copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()), copy, false)
 		if err != nil {
 			return n, err
 		}
@@ -283,11 +285,28 @@ func (b *backup) mkdir(dir string) error {
 	return nil
 }
 
-// copyFile reads src whole, passes its bytes through copy and writes the
-// result to dst, synced. ok is false when src is gone (a snapshot pruned,
-// a segment archived, a store compacted away while the copy ran).
-func (b *backup) copyFile(src, dst string, copy func([]byte) ([]byte, error)) (ok bool, err error) {
-	if copy == nil {
+// wholeRecords returns the end of a file's whole records, from its start:
+// the bytes after it are zeros, or a record cut by a write the copy read
+// half done, or damage.
+type wholeRecords func(data []byte) (end int, err error)
+
+// settleWait is how long a copy waits to read again the bytes after a
+// file's whole records: a write the copy met is done by then.
+const settleWait = 100 * time.Millisecond
+
+// copyFile copies src to dst, synced, whole (scan nil: a file written
+// whole by a rename, in pieces) or up to the end of its whole records
+// (scan), the rest zeros when keepSize says the file keeps its size (a
+// journal segment, preallocated). Bytes after that end that are not zeros
+// are read again after settleWait: changed, they were a write in progress,
+// whose records no part copied before shows (the file is cut there);
+// unchanged, they are what the file holds, a torn tail or damage, copied as
+// they are, so that the restored venue judges them as this one would (a
+// torn tail cut, damage refused) and no damage is hidden by the copy. ok
+// is false when src is gone (a snapshot pruned, a segment archived, a
+// store compacted away while the copy ran).
+func (b *backup) copyFile(src, dst string, scan wholeRecords, keepSize bool) (ok bool, err error) {
+	if scan == nil {
 		return b.streamFile(src, dst)
 	}
 	data, err := os.ReadFile(src)
@@ -296,9 +315,25 @@ func (b *backup) copyFile(src, dst string, copy func([]byte) ([]byte, error)) (o
 	} else if err != nil {
 		return false, err
 	}
-	out, err := copy(data)
+	end, err := scan(data)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", src, err)
+	}
+	out := data
+	if !allZero(data[end:]) {
+		time.Sleep(settleWait)
+		again, err := os.ReadFile(src)
+		switch {
+		case err == nil && len(again) >= len(data) && bytes.Equal(again[end:len(data)], data[end:]):
+			fmt.Fprintf(os.Stderr, "fixvenue backup: %s: bytes after its last whole record, at offset %d, unchanged while copied: "+
+				"copied as they are, for the start to judge as it would here (a torn tail is cut, damage refused)\n", src, end)
+		case keepSize:
+			clear(data[end:])
+		default:
+			out = data[:end]
+		}
+	} else if !keepSize {
+		out = data[:end]
 	}
 	if err := writeSynced(dst, out); err != nil {
 		return false, err
@@ -315,18 +350,20 @@ func (b *backup) copyFile(src, dst string, copy func([]byte) ([]byte, error)) (o
 // would refuse as damage. Those records were not yet acknowledged (their
 // fdatasync had not returned when the snapshots and FIX stores before them
 // were copied), so cutting them loses nothing the copy's other files show.
-// A sealed segment is complete: a bad record in it is damage, refused.
+// Bytes there that stay as they are while copied are the segment's own,
+// copied as they are (copyFile). A sealed segment is complete: a bad
+// record in it is damage, refused.
 // next is the seq after the segment's last record copied.
 func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, err error) {
-	ok, err = b.copyFile(src, dst, func(data []byte) ([]byte, error) {
+	ok, err = b.copyFile(src, dst, func(data []byte) (int, error) {
 		if len(data) < journal.SegmentHeaderBytes || string(data[:8]) != "FVJOURNL" {
-			return nil, errors.New("not a journal segment")
+			return 0, errors.New("not a journal segment")
 		}
 		next = binary.LittleEndian.Uint64(data[16:])
 		off := journal.SegmentHeaderBytes
 		for len(data)-off >= journal.FrameHeaderBytes && binary.LittleEndian.Uint32(data[off:]) != 0 {
 			if binary.LittleEndian.Uint32(data[off:]) == 0xFFFFFFFF {
-				return nil, errors.New("holds Raft entry marks: a cluster node's journal")
+				return 0, errors.New("holds Raft entry marks: a cluster node's journal")
 			}
 			seq, _, n, err := journal.NextFrame(data[off:])
 			if err == nil && seq != next {
@@ -334,20 +371,18 @@ func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, 
 			}
 			if err != nil {
 				if !last {
-					return nil, fmt.Errorf("damage in a sealed segment at offset %d: %w", off, err)
+					return 0, fmt.Errorf("damage in a sealed segment at offset %d: %w", off, err)
 				}
 				break
 			}
 			next++
 			off += n
 		}
-		if last {
-			clear(data[off:])
-		} else if !allZero(data[off:]) {
-			return nil, fmt.Errorf("damage in a sealed segment at offset %d: bytes after its last record", off)
+		if !last && !allZero(data[off:]) {
+			return 0, fmt.Errorf("damage in a sealed segment at offset %d: bytes after its last record", off)
 		}
-		return data, nil
-	})
+		return off, nil
+	}, true)
 	return next, ok, err
 }
 
@@ -356,8 +391,9 @@ func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, 
 // read in the middle of the venue's write does not leave good records
 // after a bad one, which the store refuses to open. What is cut is a
 // store a moment older, whose missing reports the start rebuilds from the
-// journal ("Answers lost at a crash").
-func copyFIXStore(data []byte) ([]byte, error) {
+// journal ("Answers lost at a crash"); bytes that stay as they are while
+// copied are the store's own, copied as they are (copyFile).
+func copyFIXStore(data []byte) (int, error) {
 	const head = 8
 	off := 0
 	for len(data)-off >= head {
@@ -368,13 +404,13 @@ func copyFIXStore(data []byte) ([]byte, error) {
 		}
 		off += head + n
 	}
-	return data[:off], nil
+	return off, nil
 }
 
 // copyWhole, given to copyFile, copies a file written whole by a rename
 // (a snapshot, a state beside one, an archived segment, a record), as it
 // is, in pieces: a snapshot of a full book is large.
-var copyWhole func([]byte) ([]byte, error)
+var copyWhole wholeRecords
 
 // streamFile is copyFile for copyWhole.
 func (b *backup) streamFile(src, dst string) (ok bool, err error) {

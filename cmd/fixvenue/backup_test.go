@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/journal"
 )
 
 // noFeed keeps the venues of these tests off the market-data ports:
@@ -201,5 +202,78 @@ range = [1, %d]
 	}
 	if t.Failed() {
 		t.Logf("restored venue's log:\n%s", r.logs())
+	}
+}
+
+// TestBackupCopiesDamageAsItIs: a record damaged in the last segment of a
+// stopped venue, with whole records after it, stays in the copy as it is,
+// so that the copy's journal is refused as the original's is, naming the
+// same segment and offset: cut as a write the copy met half done, it
+// would have dropped the records after it, acknowledged ones among them,
+// without a word.
+func TestBackupCopiesDamageAsItIs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const body = `[session_defaults]
+cancel_on_disconnect = false
+`
+	cfg := writeVenueConfig(t, dir, body)
+	v := startVenue(t, cfg, noFeed...)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	for i := range 20 {
+		restDayBuy(t, c, fmt.Sprintf("d%d", i))
+	}
+	c.Close()
+	v.stop(t)
+
+	segs, err := filepath.Glob(filepath.Join(dir, "data", "journal", "journal-*.seg"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no segment: %v", err)
+	}
+	last := segs[len(segs)-1]
+	data, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int
+	for off := journal.SegmentHeaderBytes; ; {
+		_, _, n, err := journal.NextFrame(data[off:])
+		if err != nil {
+			break
+		}
+		offs = append(offs, off)
+		off += n
+	}
+	if len(offs) < 10 {
+		t.Fatalf("%d records in %s", len(offs), last)
+	}
+	damaged := offs[len(offs)-5]
+	data[damaged+journal.FrameHeaderBytes] ^= 0xff // its payload: the CRC no longer matches
+	if err := os.WriteFile(last, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(cfg string) string {
+		t.Helper()
+		out, err := exec.Command(binPath, "journal", "verify", "--config", cfg).CombinedOutput()
+		if err == nil {
+			t.Fatalf("journal verify of a journal with a damaged record passed:\n%s", out)
+		}
+		return string(out)
+	}
+	want := fmt.Sprintf("%s at offset %d", filepath.Base(last), damaged)
+	if out := verify(cfg); !strings.Contains(out, want) {
+		t.Fatalf("journal verify of the original does not name %q:\n%s", want, out)
+	}
+
+	other := t.TempDir()
+	out, err := exec.Command(binPath, "backup", "--config", cfg, "--to", filepath.Join(other, "data")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("at offset %d, unchanged while copied", damaged)) {
+		t.Errorf("backup does not say it copied the bytes after the last whole record as they are:\n%s", out)
+	}
+	if got := verify(writeVenueConfig(t, other, body)); !strings.Contains(got, want) {
+		t.Fatalf("journal verify of the copy does not name %q as the original's does:\n%s", want, got)
 	}
 }
