@@ -162,6 +162,11 @@ range = [1, %d]
 		t.Fatalf("journal verify of the copy: %v\n%s", err, out)
 	}
 	r := startVenue(t, cfg2, noFeed...)
+	// From a snapshot: the feed's and the console's states beside it were
+	// copied too, without which the start passes every snapshot over.
+	if !r.loadedSnapshot() {
+		t.Errorf("the restored venue loaded no snapshot:\n%s", r.logs())
+	}
 	// Each session's sequence numbers go on: the venue's next is past
 	// every message the client had received before the backup.
 	resp, err := http.Get("http://" + r.ready.AdminAddr + "/v1/sessions")
