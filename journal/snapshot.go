@@ -317,7 +317,9 @@ func latestSnapshot(dir string, minSeq, maxSeq int64, usable func(uint64) bool, 
 			continue
 		}
 		if usable != nil && !usable(s.Seq) {
-			logger.Info("journal: snapshot without its companion state passed over", "snapshot", filepath.Base(s.Path), "seq", s.Seq)
+			// Why is the caller's to say (a state kept beside it missing,
+			// terms it predates).
+			logger.Info("journal: snapshot passed over as not usable", "snapshot", filepath.Base(s.Path), "seq", s.Seq)
 			continue
 		}
 		sf, err := CheckSnapshot(s.Path)

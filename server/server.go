@@ -553,6 +553,12 @@ func useSideStates(opts *journal.ReplayOptions, states []sideState, from uint64)
 		if loadable(have, from, seq) {
 			return true
 		}
+		if seq < from && opts.Logger != nil {
+			// Not for want of a state: the journal's own line cannot say.
+			opts.Logger.Info("snapshot passed over: taken before sessions or instruments were added to the configuration, which it "+
+				"does not hold (the start replays the whole journal, archive included, until a snapshot is taken under them)",
+				"seq", seq, "snapshots_from", from)
+		}
 		if seq >= from && opts.Logger != nil {
 			// Say which state is missing or damaged: passing over a
 			// snapshot costs the start a longer replay.

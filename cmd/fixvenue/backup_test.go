@@ -282,3 +282,42 @@ cancel_on_disconnect = false
 		t.Fatalf("journal verify of the copy does not name %q as the original's does:\n%s", want, got)
 	}
 }
+
+// TestSnapshotPassedOverForAddedSessionsSaysSo: a data directory restored
+// under a configuration that adds a session replays its whole journal at
+// every start until a snapshot is taken under the new terms; the start's
+// log says why each older snapshot is passed over, where it said the state
+// kept beside it was missing, though it was there.
+func TestSnapshotPassedOverForAddedSessionsSaysSo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const body = `[journal]
+snapshot_interval = %q
+[session_defaults]
+cancel_on_disconnect = false
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, %d]
+`
+	v := startVenue(t, writeVenueConfig(t, dir, body, "100ms", 2), noFeed...)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	restDayBuy(t, c, "before")
+	if !statusRequestsUntil(t, c, "ACME", func() bool { return strings.Contains(v.logs(), `state=console`) }) {
+		t.Fatalf("no snapshot with its states written:\n%s", v.logs())
+	}
+	c.Close()
+	v.stop(t)
+
+	// A session added, and no snapshot taken under it: the next start
+	// passes the older snapshots over too.
+	cfg := writeVenueConfig(t, dir, body, "1h", 3)
+	for range 2 {
+		v := startVenue(t, cfg, noFeed...)
+		v.stop(t)
+		logs := v.logs()
+		if strings.Contains(logs, "without its companion state") || strings.Contains(logs, "snapshot loaded") ||
+			!strings.Contains(logs, "snapshot passed over: taken before sessions or instruments were added") {
+			t.Fatalf("the start does not say why it passes the snapshots over:\n%s", logs)
+		}
+	}
+}
