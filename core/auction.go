@@ -23,8 +23,11 @@ import (
 // leaves buyers over, the lowest when every one leaves sellers over), then
 // the candidate closest to the reference price (referencePrice: the last
 // trade inside the band in force, else the band's reference price, the
-// configured one or an operator's; the lower of two at the same distance). A walk
-// costs O(non-empty levels) plus the bitmap words between them.
+// configured one or an operator's; the lower of two at the same distance).
+// When market orders alone would trade (the most volume is no more than
+// the market orders of either side), the price is the reference price,
+// whatever limit orders rest beside them. A walk costs O(non-empty levels)
+// plus the bitmap words between them.
 
 // auctionState is an instrument's part in call phases.
 type auctionState struct {
@@ -416,15 +419,36 @@ func (m *Matcher) auctionPrice(in *instrument) auctionResult {
 		t.consider(in.bandLowTicks+int64(li), marketBuy+bids.qtyRest-bidsBelow, marketSell+asksAtOrBelow)
 		bidsBelow += bidsAt
 	}
-	if t.volume == 0 && marketBuy > 0 && marketSell > 0 {
-		// Market orders on both sides and no limit price between them: they
-		// trade at the reference price.
-		t.consider(t.ref, marketBuy, marketSell)
-		r := t.result(0, 0)
-		r.rule = venue.AuctionRuleReferencePrice
-		return r
+	if v := min(marketBuy, marketSell); v > 0 && t.volume <= v {
+		// Market orders alone would trade (they trade first, and the most
+		// volume is no more than one side's market orders): they trade at
+		// the reference price. A limit price does not set it: it would be
+		// the price of an order that does not trade, and one order at the
+		// band's edge, behind the market orders, would move every market
+		// order's price there. No price trades more than the market
+		// orders then, so the reference trades as much.
+		buy, sell := in.tradableAt(t.ref)
+		return withImbalance(auctionResult{priceTicks: t.ref, matchedQty: v, rule: venue.AuctionRuleReferencePrice}, buy-sell)
 	}
 	return t.result(marketBuy+bids.qtyRest, marketSell+asks.qtyRest)
+}
+
+// tradableAt is what each side would trade at price px in an uncross:
+// market orders, and limit orders at px or better. It costs O(non-empty
+// levels at or above px).
+func (in *instrument) tradableAt(px int64) (buy, sell int64) {
+	bids, asks := &in.sides[0], &in.sides[1]
+	buy, sell = in.auction.market[0].qtyRest, in.auction.market[1].qtyRest+asks.qtyRest
+	from := int32(max(px-in.bandLowTicks, 0))
+	for li := bids.bitmap.nextAtOrAbove(from); li >= 0; li = bids.bitmap.nextAtOrAbove(li + 1) {
+		buy += bids.levels[li].qty
+	}
+	for li := asks.bitmap.nextAtOrAbove(from); li >= 0; li = asks.bitmap.nextAtOrAbove(li + 1) {
+		if in.bandLowTicks+int64(li) > px {
+			sell -= asks.levels[li].qty
+		}
+	}
+	return buy, sell
 }
 
 // candidates keeps, during auctionPrice's walk, the best volume, the least

@@ -210,8 +210,11 @@
 // candidate (a price of a resting limit order) with the most volume, then
 // the least imbalance, then the highest when every remaining candidate
 // leaves buyers over (the lowest for sellers), then the closest to the
-// reference price (the lower on a tie); market orders alone trade at the
-// reference price. The reference price is the last trade while it lies
+// reference price (the lower on a tie). When market orders alone would
+// trade (the most volume is no more than either side's market orders,
+// which trade first), they trade at the reference price, whatever limit
+// orders rest beside them: a limit order that does not trade sets no
+// price, and the imbalance is the one at the reference price. The reference price is the last trade while it lies
 // inside the band in force, else the band's own reference price
 // (RefPriceTicks, or the one an operator moved the band to): an uncross
 // never prints outside the band. The volume counts

@@ -206,10 +206,27 @@ func (m *refModel) uncrossPrice(in *refInstrument) refUncross {
 		}
 	}
 	ref := m.reference(in)
-	if len(cands) == 0 {
-		if marketBuy > 0 && marketSell > 0 {
-			return refResult(ref, min(marketBuy, marketSell), marketBuy-marketSell, venue.AuctionRuleReferencePrice)
+	best := int64(0)
+	for _, c := range cands {
+		best = max(best, c.volume)
+	}
+	if mv := min(marketBuy, marketSell); mv > 0 && best <= mv {
+		// Market orders alone would trade: at the reference price, with the
+		// imbalance there.
+		buy, sell := marketBuy, marketSell
+		for _, o := range bids {
+			if o.price >= ref {
+				buy += o.leaves
+			}
 		}
+		for _, o := range asks {
+			if o.price <= ref {
+				sell += o.leaves
+			}
+		}
+		return refResult(ref, mv, buy-sell, venue.AuctionRuleReferencePrice)
+	}
+	if len(cands) == 0 {
 		// Nothing would trade: the imbalance is all buy interest against
 		// all sell interest.
 		buy, sell := marketBuy, marketSell
@@ -221,7 +238,6 @@ func (m *refModel) uncrossPrice(in *refInstrument) refUncross {
 		}
 		return refResult(0, 0, buy-sell, venue.AuctionRuleNoCross)
 	}
-	best := slices.MaxFunc(cands, func(a, b cand) int { return cmp.Compare(a.volume, b.volume) }).volume
 	cands = slices.DeleteFunc(cands, func(c cand) bool { return c.volume != best })
 	if len(cands) == 1 {
 		return refResult(cands[0].px, best, cands[0].imbalance, venue.AuctionRuleMaxVolume)

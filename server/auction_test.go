@@ -541,3 +541,44 @@ func imbalanceSubscriber(t *testing.T, s *Server) *fixclient.Client {
 	}
 	return md
 }
+
+// TestMarketOrdersAloneUncrossAtTheReference: in ACME's closing call a
+// market buy and a market sell of 5 would uncross at the reference price,
+// 100.00; an ask of 2 at 105.00 joins them, behind the market sell. Only
+// the market orders would trade still, and they trade at 100.00: the
+// indicative stays there, and so do the fills. The uncross took the ask's
+// price, the only limit price in the book, for theirs: one small order at
+// the band's edge that does not trade set the price the market buyers paid.
+func TestMarketOrdersAloneUncrossAtTheReference(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	withMarketData(t, cfg)
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	md := imbalanceSubscriber(t, s)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "mkt-buy", side: "1", qty: "5", typ: "1"})
+	sendOrder(t, c, order{id: "mkt-sell", side: "2", qty: "5", typ: "1"})
+	expectER(t, c, map[int]string{11: "mkt-buy", 150: "0"})
+	expectER(t, c, map[int]string{11: "mkt-sell", 150: "0"})
+	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 270: "100.00", 271: "5"}); err != nil {
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	sendOrder(t, c, order{id: "edge-ask", side: "2", qty: "2", px: "105.00"})
+	expectER(t, c, map[int]string{11: "edge-ask", 150: "0"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	// At 100.00 the ask would not trade (no imbalance): the indicative did
+	// not change, so the next update is the uncross's delete.
+	m, err := md.Expect(readWait, "X", map[int]string{262: "imb"})
+	if err != nil || m.Get(279) != "2" {
+		t.Fatalf("the indicative moved for an ask that does not trade (%v): %v", err, md.Received)
+	}
+	expectER(t, c, map[int]string{11: "mkt-buy", 150: "F", 39: "2", 31: "100.00", 32: "5", 625: "4"})
+	expectER(t, c, map[int]string{11: "mkt-sell", 150: "F", 39: "2", 31: "100.00", 32: "5", 625: "4"})
+}
