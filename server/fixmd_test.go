@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/gateway/fixmd"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
@@ -431,4 +432,72 @@ func postInstrument(s *Server, body string) string {
 	}
 	resp.Body.Close()
 	return strconv.Itoa(resp.StatusCode)
+}
+
+// TestFIXMarketDataSubscriptionsBound: a session at its subscriptions
+// bound (fixmd.SubscriptionsMax) asks for one more. It is refused with
+// MDReqRejReason 2 (insufficient bandwidth, FIX's reason for a capacity),
+// the Text naming the bound, where 281=0 told the client its symbol was
+// unknown; the operator sees the subscriptions and the refusal on
+// /metrics, where neither showed; the subscriptions already taken keep
+// their refreshes, another session subscribes, and a session's end frees
+// its subscriptions.
+func TestFIXMarketDataSubscriptionsBound(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), "")
+	withMarketData(t, cfg)
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	subscribe := func(c *fixclient.Client, id string) {
+		t.Helper()
+		if err := c.Send("V", fixclient.F(262, id), fixclient.F(263, "1"), fixclient.F(264, "1"), fixclient.F(265, "1"),
+			fixclient.F(267, "1"), fixclient.F(269, "0"), fixclient.F(146, "1"), fixclient.F(55, "ACME")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range fixmd.SubscriptionsMax {
+		id := "md" + strconv.Itoa(i)
+		subscribe(c, id)
+		if _, err := c.Expect(readWait, "W", map[int]string{262: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subscribe(c, "over")
+	y, err := c.Expect(readWait, "Y", map[int]string{262: "over"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.Get(281) != "2" || !strings.Contains(y.Get(58), strconv.Itoa(fixmd.SubscriptionsMax)) {
+		t.Fatalf("the subscription past the bound: %s, want 281=2 and a Text naming the bound %d", y, fixmd.SubscriptionsMax)
+	}
+	m := scrape(t, s)
+	if v := metricstest.Float(t, m, "fixvenue_fix_md_subscriptions"); v != float64(fixmd.SubscriptionsMax) {
+		t.Fatalf("fixvenue_fix_md_subscriptions = %v, want %d", v, fixmd.SubscriptionsMax)
+	}
+	if v := metricstest.Float(t, m, "fixvenue_fix_md_subscriptions_refused_total"); v != 1 {
+		t.Fatalf("fixvenue_fix_md_subscriptions_refused_total = %v, want 1", v)
+	}
+
+	d := logon(t, s, "CLIENT2", true)
+	subscribe(d, "other")
+	if _, err := d.Expect(readWait, "W", map[int]string{262: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	sendOrder(t, d, order{id: "b1", side: "1", qty: "3", px: "99.00", tif: "1"})
+	expectER(t, d, map[int]string{11: "b1", 150: "0"})
+	for _, id := range []string{"md0", "md" + strconv.Itoa(fixmd.SubscriptionsMax-1)} {
+		if _, err := c.Expect(readWait, "X", map[int]string{262: id}); err != nil {
+			t.Fatalf("a subscription taken before the bound: %v", err)
+		}
+	}
+
+	c.Logout()
+	c.Close()
+	for deadline := time.Now().Add(readWait); ; time.Sleep(10 * time.Millisecond) {
+		if v := metricstest.Float(t, scrape(t, s), "fixvenue_fix_md_subscriptions"); v == 1 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("fixvenue_fix_md_subscriptions = %v after CLIENT1's end, want 1 (CLIENT2's)", v)
+		}
+	}
 }

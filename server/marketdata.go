@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/gateway/fixmd"
@@ -83,6 +84,15 @@ func (s *Server) registerFeedMetrics() {
 		counter("fixvenue_md_recovery_accept_errors_total", "Accepts of the recovery listener that failed (out of file descriptors or the like), each tried again after a pause.",
 			func(f marketdata.FeedStats) uint64 { return f.Recovery.AcceptErrors }),
 		counter("fixvenue_md_recovery_protocol_errors_total", "Recovery connections closed for a malformed request.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ProtocolErrors }),
+		// FIX market data on the order sessions: its bound is per session
+		// (fixmd.SubscriptionsMax), and a client refused at it sees only
+		// its own MarketDataRequestReject.
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_fix_md_subscriptions",
+			Help: "FIX market data subscriptions open, of every session (each at most " + strconv.Itoa(fixmd.SubscriptionsMax) + ")."},
+			func() float64 { return float64(s.fixmd.Stats().Subscriptions) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_fix_md_subscriptions_refused_total",
+			Help: "FIX market data subscription requests refused (281=2): their session would pass its " + strconv.Itoa(fixmd.SubscriptionsMax) + " subscriptions."},
+			func() float64 { return float64(s.fixmd.Stats().Refused) }),
 	)
 }
 

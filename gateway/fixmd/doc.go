@@ -8,9 +8,11 @@
 // with Text alone, no MDReqRejReason fitting, when the session has none
 // under it). What the
 // venue cannot serve is refused with a MarketDataRequestReject (Y) and a
-// MDReqRejReason: 0 unknown symbol or too many subscriptions, 1 duplicate
-// MDReqID, 4 unsupported SubscriptionRequestType, 5 unsupported MarketDepth,
-// 6 unsupported MDUpdateType, 7 AggregatedBook N (a book by order: the
+// MDReqRejReason: 0 unknown symbol, 1 duplicate MDReqID, 2 too many
+// subscriptions on the session (insufficient bandwidth, FIX's reason for a
+// capacity; the Text names the bound), 4 unsupported
+// SubscriptionRequestType, 5 unsupported MarketDepth, 6 unsupported
+// MDUpdateType, 7 AggregatedBook N (a book by order: the
 // venue serves price levels, each with NumberOfOrders), 8 an MDEntryType
 // other than bid (0), offer (1) and imbalance (A), 9 a TradingSessionID
 // other than ALL or the requested symbols (each instrument is the trading
@@ -107,7 +109,8 @@
 // its bytes (NoRelatedSym's instruments, NoTradingSessions).
 //
 // Limits: DepthMax levels per side (264=0 means DepthMax), SubscriptionsMax
-// subscriptions per session; an instrument named several times in a request
+// subscriptions per session (Stats counts them, and the requests refused
+// at the bound, for the venue's metrics); an instrument named several times in a request
 // is served once, so a request has at most one answer per instrument;
 // pending refreshes are one mark per instrument, so a burst of changes to
 // one instrument sends one refresh, and a backlogged session gets its

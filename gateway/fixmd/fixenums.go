@@ -30,6 +30,7 @@ type mdReqRejReason string
 const (
 	mdRejUnknownSymbol      mdReqRejReason = "0"
 	mdRejDuplicateMDReqID   mdReqRejReason = "1"
+	mdRejBandwidth          mdReqRejReason = "2" // FIX's reason for a capacity: the session's subscriptions bound
 	mdRejUnsupportedSubType mdReqRejReason = "4"
 	mdRejUnsupportedDepth   mdReqRejReason = "5"
 	mdRejUnsupportedUpdType mdReqRejReason = "6"

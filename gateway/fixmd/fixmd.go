@@ -88,7 +88,8 @@ type Handler struct {
 	mu      sync.Mutex
 	sendMu  sync.Mutex
 	subs    map[marketdata.InstrumentID][]*mdSub
-	nsubs   atomic.Int64 // subscriptions in subs
+	nsubs   atomic.Int64  // subscriptions in subs
+	refused atomic.Uint64 // subscriptions refused at SubscriptionsMax (Stats)
 	pendMu  sync.Mutex
 	pend    map[marketdata.InstrumentID]bool
 	wake    chan struct{}
@@ -118,6 +119,17 @@ func New(defs []marketdata.InstrumentDef) (*Handler, error) {
 	}
 	f.cache = cache
 	return f, nil
+}
+
+// Stats are the handler's figures for the operator's metrics.
+type Stats struct {
+	Subscriptions int64  // open, of every session
+	Refused       uint64 // subscription requests refused at a session's SubscriptionsMax
+}
+
+// Stats returns the handler's figures; safe from any goroutine.
+func (f *Handler) Stats() Stats {
+	return Stats{Subscriptions: f.nsubs.Load(), Refused: f.refused.Load()}
 }
 
 // Cache is the depth cache the handler reads; the feed keeps it current.
@@ -391,7 +403,11 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 			}
 		}
 		if n+len(defs) > SubscriptionsMax {
-			refuse(mdRejUnknownSymbol, "too many subscriptions on this session (at most "+strconv.Itoa(SubscriptionsMax)+")")
+			// Insufficient bandwidth, FIX's reason for a capacity: 0 told
+			// the client its symbol was unknown.
+			f.refused.Add(1)
+			refuse(mdRejBandwidth, "too many subscriptions on this session: "+strconv.Itoa(n)+" open + "+strconv.Itoa(len(defs))+
+				" asked, at most "+strconv.Itoa(SubscriptionsMax))
 			return nil
 		}
 	}

@@ -119,7 +119,7 @@ func TestSubscriptionsMaxPerSession(t *testing.T) {
 		expect(t, r, "W", "r"+strconv.Itoa(i), "")
 	}
 	h.Handle(1, request("over", "1", 1, "ACME"))
-	expect(t, r, "Y", "over", "0")
+	expect(t, r, "Y", "over", "2")
 	// A snapshot without subscription is not bounded by it.
 	h.Handle(1, request("snap", "0", 1, "ACME"))
 	expect(t, r, "W", "snap", "")
