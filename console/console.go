@@ -67,6 +67,7 @@ type Console struct {
 
 	streams atomic.Int64 // event streams open now
 	dropped atomic.Int64 // streams ended because a browser stopped reading
+	refused atomic.Int64 // streams refused at streams_max (only the browser was told)
 	stop    chan struct{}
 	once    sync.Once
 }
@@ -204,6 +205,9 @@ func (c *Console) Close() { c.once.Do(func() { close(c.stop) }) }
 // Streams returns the event streams open now and those dropped since start
 // because their browser stopped reading.
 func (c *Console) Streams() (open, dropped int64) { return c.streams.Load(), c.dropped.Load() }
+
+// StreamsRefused returns how many streams were refused at streams_max.
+func (c *Console) StreamsRefused() int64 { return c.refused.Load() }
 
 // read admits a read: anonymous on a loopback listener, else a read or
 // operator token (header or the sign-in cookie).

@@ -125,6 +125,7 @@ func (c *Console) handleStream(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.streams.Add(1) > int64(c.cfg.Settings.StreamsMax) {
 		c.streams.Add(-1)
+		c.refused.Add(1)
 		http.Error(w, "too many console streams open (admin.console.streams_max)", http.StatusServiceUnavailable)
 		return
 	}

@@ -50,7 +50,10 @@ func (s *Server) buildConsole() error {
 			func() float64 { open, _ := c.Streams(); return float64(open) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_console_streams_dropped_total",
 			Help: "Console event streams closed because the browser did not read them."},
-			func() float64 { _, dropped := c.Streams(); return float64(dropped) }))
+			func() float64 { _, dropped := c.Streams(); return float64(dropped) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_console_streams_refused_total",
+			Help: "Console event streams refused (503) because admin.console.streams_max were open."},
+			func() float64 { return float64(c.StreamsRefused()) }))
 	return nil
 }
 

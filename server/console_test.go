@@ -164,7 +164,7 @@ func TestConsoleReadToken(t *testing.T) {
 }
 
 // TestConsoleStreamBounds: unknown streams are 404, streams beyond
-// streams_max are refused, and a browser that stops reading is dropped
+// streams_max are refused (and counted), and a browser that stops reading is dropped
 // once a write waits write_timeout: the stream ends and nothing of it is
 // kept.
 func TestConsoleStreamBounds(t *testing.T) {
@@ -212,6 +212,10 @@ func TestConsoleStreamBounds(t *testing.T) {
 	waitUntil(t, "two streams open", func() bool { open, _ := s.Console().Streams(); return open == 2 })
 	if code, body := consoleGet(t, base+"/stream/market", ""); code != 503 || !strings.Contains(body, "streams_max") {
 		t.Fatalf("third stream: %d %s", code, body)
+	}
+	// The operator sees the refusal, which only the browser saw.
+	if v := metricstest.Float(t, scrape(t, s), "fixvenue_console_streams_refused_total"); v != 1 {
+		t.Fatalf("fixvenue_console_streams_refused_total = %v after a stream refused at streams_max, want 1", v)
 	}
 	// Trades make every update of the stalled stream larger (the chart and
 	// the tape) until its socket buffers are full and a write times out.
