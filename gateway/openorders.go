@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/fixvenue/fixvenue/core"
@@ -190,12 +192,12 @@ func (g *Gateway) HasDayOrders(idx uint16) bool {
 	return false
 }
 
+// sortByOrderID sorts a session's open orders, which the view's map gives in
+// no order, in O(n log n): an insertion sort of the 40,000 orders of a
+// session took half a minute on the session's goroutine before the first
+// report, and a session may hold up to engine.orders_max.
 func sortByOrderID(list []openOrder) {
-	for i := 1; i < len(list); i++ {
-		for j := i; j > 0 && list[j].orderID < list[j-1].orderID; j-- {
-			list[j], list[j-1] = list[j-1], list[j]
-		}
-	}
+	slices.SortFunc(list, func(a, b openOrder) int { return cmp.Compare(a.orderID, b.orderID) })
 }
 
 // Seed enters the orders resting in the matcher's books (after replay,

@@ -132,3 +132,60 @@ func TestMassStatusEchoesOrderFields(t *testing.T) {
 		}
 	}
 }
+
+// TestMassStatusOfManyOrdersStartsAtOnce: a session with tens of thousands
+// of open orders (it may hold up to engine.orders_max) asks for its mass
+// status. The first report comes at once, and it is the session's first
+// order. The reports were put in OrderID order by an insertion sort of
+// orders the view's map gives in no order, on the session's goroutine:
+// 40,000 orders took half a minute before the first report, a venue's
+// default bound hours, while the session read nothing else. Sequential:
+// it loads the venue (and not under the race detector, which slows the
+// load run past a minute).
+func TestMassStatusOfManyOrdersStartsAtOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a load run; the race detector slows it past a minute")
+	}
+	const orders = 160 * 256 // whole windows (below)
+	cfg := testConfig(t, t.TempDir(), "")
+	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = orders, orders
+	for i := range cfg.Sessions {
+		if cfg.Sessions[i].CompID == "CLIENT1" {
+			cfg.Sessions[i].OrdersPerSecondReject, cfg.Sessions[i].MessagesPerSecondLogout = 1e9, 1e9
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	// In windows well inside the command ring, so that none is refused busy.
+	const window = 256
+	var first string
+	for n := 0; n < orders; n += window {
+		for i := n; i < n+window; i++ {
+			if err := c.Send("D", fixclient.F(11, "o"+strconv.Itoa(i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+				fixclient.F(44, "95.00"), fixclient.F(59, "1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := n; i < n+window; i++ {
+			m, err := c.Read(readWait)
+			if err != nil {
+				t.Fatalf("order %d of %d: %v", i, orders, err)
+			}
+			c.Received = nil // the test's own memory: tens of thousands of reports
+			if m.Type() != "8" || m.Get(150) != "0" {
+				t.Fatalf("order answered with %s", m)
+			}
+			if i == 0 {
+				first = m.Get(37)
+			}
+		}
+	}
+	if err := c.Send("AF", fixclient.F(584, "all"), fixclient.F(585, "7")); err != nil {
+		t.Fatal(err)
+	}
+	m := expectER(t, c, map[int]string{584: "all", 150: "I"})
+	if m.Get(37) != first || m.Get(11) != "o0" || m.Get(911) != strconv.Itoa(orders) {
+		t.Fatalf("first report: %s, want OrderID %s (ClOrdID o0) of %d", m, first, orders)
+	}
+}

@@ -2,6 +2,7 @@
 
 package server
 
-// raceEnabled skips the allocation count under the race detector, which
-// allocates for its own bookkeeping and slows the load run past its pace.
+// raceEnabled skips the allocation count and the load runs under the race
+// detector, which allocates for its own bookkeeping and slows a load run
+// past its pace.
 const raceEnabled = true
