@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // readBufferBytes is the read window of a segment scan: large enough for
@@ -309,4 +310,44 @@ func lastNonZero(b []byte) int {
 		i--
 	}
 	return -1
+}
+
+// SegmentCopyEnd is where a copy of a live segment's bytes, read while the
+// venue may be writing them (fixvenue backup), ends: the offset after its
+// last whole record in sequence, and the seq after that record. path names
+// the segment (its name carries its first seq). A sealed segment (one
+// before the journal's last) is whole: a bad record in it, or bytes after
+// its last record, is a CorruptionError, as a start finds it. A segment
+// holding Raft entry marks (a cluster node's journal) is refused.
+func SegmentCopyEnd(path string, data []byte, sealed bool) (end int64, next uint64, err error) {
+	first, ok := parseSegmentName(filepath.Base(path))
+	if !ok {
+		return 0, 0, fmt.Errorf("journal: %s: not a segment's name", path)
+	}
+	s, err := newSegmentScan(bytes.NewReader(data), int64(len(data)), segmentFile{path: path, name: filepath.Base(path), firstSeq: first},
+		make([]byte, readBufferBytes))
+	if err != nil {
+		return 0, 0, err
+	}
+	for {
+		st, err := s.next()
+		if err != nil {
+			return 0, 0, err
+		}
+		switch st {
+		case frameOK:
+			continue
+		case frameMark:
+			return 0, 0, fmt.Errorf("journal: %s holds Raft entry marks: a cluster node's journal", path)
+		case frameEnd:
+			if sealed && bytes.ContainsFunc(data[s.off:], func(r rune) bool { return r != 0 }) {
+				return 0, 0, &CorruptionError{Segment: path, Offset: s.off, Reason: "bytes after the last record of a sealed segment"}
+			}
+		default:
+			if sealed {
+				return 0, 0, &CorruptionError{Segment: path, Offset: s.off, Reason: s.badReason}
+			}
+		}
+		return s.off, s.nextSeq, nil
+	}
 }

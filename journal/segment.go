@@ -236,3 +236,17 @@ func readFull(f io.ReaderAt, buf []byte, off int64) error {
 	}
 	return err
 }
+
+// ListSegments returns the paths of dir's live segments, oldest first
+// (archived ones, in the archive directory, are not listed).
+func ListSegments(dir string) ([]string, error) {
+	segs, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(segs))
+	for i, s := range segs {
+		paths[i] = s.path
+	}
+	return paths, nil
+}

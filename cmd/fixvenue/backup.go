@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fixvenue/fixvenue/gateway/fixstore"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -166,7 +165,7 @@ func (b *backup) run() (string, error) {
 	// The segments are listed before the archive is copied: a segment an
 	// end of day archives meanwhile is then found in one place or the
 	// other (it is written to the archive before it leaves the journal).
-	segs, err := listSegments(jsrc)
+	segs, err := journal.ListSegments(jsrc)
 	if err != nil {
 		return "", err
 	}
@@ -175,8 +174,8 @@ func (b *backup) run() (string, error) {
 	}
 	var next uint64
 	gone := false
-	for i, name := range segs {
-		n, ok, err := b.copySegment(filepath.Join(jsrc, name), filepath.Join(jdst, name), i == len(segs)-1)
+	for i, path := range segs {
+		n, ok, err := b.copySegment(path, filepath.Join(jdst, filepath.Base(path)), i == len(segs)-1)
 		if err != nil {
 			return "", err
 		}
@@ -356,32 +355,9 @@ func (b *backup) copyFile(src, dst string, scan wholeRecords, keepSize bool) (ok
 // next is the seq after the segment's last record copied.
 func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, err error) {
 	ok, err = b.copyFile(src, dst, func(data []byte) (int, error) {
-		if len(data) < journal.SegmentHeaderBytes || string(data[:8]) != "FVJOURNL" {
-			return 0, errors.New("not a journal segment")
-		}
-		next = binary.LittleEndian.Uint64(data[16:])
-		off := journal.SegmentHeaderBytes
-		for len(data)-off >= journal.FrameHeaderBytes && binary.LittleEndian.Uint32(data[off:]) != 0 {
-			if binary.LittleEndian.Uint32(data[off:]) == 0xFFFFFFFF {
-				return 0, errors.New("holds Raft entry marks: a cluster node's journal")
-			}
-			seq, _, n, err := journal.NextFrame(data[off:])
-			if err == nil && seq != next {
-				err = fmt.Errorf("seq %d where %d was due", seq, next)
-			}
-			if err != nil {
-				if !last {
-					return 0, fmt.Errorf("damage in a sealed segment at offset %d: %w", off, err)
-				}
-				break
-			}
-			next++
-			off += n
-		}
-		if !last && !allZero(data[off:]) {
-			return 0, fmt.Errorf("damage in a sealed segment at offset %d: bytes after its last record", off)
-		}
-		return off, nil
+		end, n, err := journal.SegmentCopyEnd(src, data, !last)
+		next = n
+		return int(end), err
 	}, true)
 	return next, ok, err
 }
@@ -393,19 +369,7 @@ func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, 
 // store a moment older, whose missing reports the start rebuilds from the
 // journal ("Answers lost at a crash"); bytes that stay as they are while
 // copied are the store's own, copied as they are (copyFile).
-func copyFIXStore(data []byte) (int, error) {
-	const head = 8
-	off := 0
-	for len(data)-off >= head {
-		n := int(binary.LittleEndian.Uint32(data[off:]))
-		if n < 17 || n > len(data)-off-head ||
-			crc32.Checksum(data[off+head:off+head+n], crc32.MakeTable(crc32.Castagnoli)) != binary.LittleEndian.Uint32(data[off+4:]) {
-			break
-		}
-		off += head + n
-	}
-	return off, nil
-}
+func copyFIXStore(data []byte) (int, error) { return int(fixstore.WholeRecordsEnd(data)), nil }
 
 // copyWhole, given to copyFile, copies a file written whole by a rename
 // (a snapshot, a state beside one, an archived segment, a record), as it
@@ -483,22 +447,6 @@ func (b *backup) syncDirs() error {
 		}
 	}
 	return nil
-}
-
-// listSegments names the journal's live segments, oldest first.
-func listSegments(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var segs []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "journal-") && strings.HasSuffix(n, ".seg") {
-			segs = append(segs, n)
-		}
-	}
-	slices.Sort(segs) // the first seq is zero-padded to 20 digits
-	return segs, nil
 }
 
 // dirBytes is the size of the regular files under dir, for the progress

@@ -925,3 +925,12 @@ func (s *Store) Close() error {
 	s.f = nil
 	return err
 }
+
+// WholeRecordsEnd is where a store file's whole records end, from its
+// start, as its open reads them: a copy made while the venue writes the
+// file (fixvenue backup) keeps that much, so that a record read half
+// written leaves no good records after a bad one, which an open refuses.
+func WholeRecordsEnd(data []byte) int64 {
+	end, _ := walkRecords(data, func(byte, uint64, uint64, int64, uint32, []byte) error { return nil })
+	return end
+}
