@@ -257,14 +257,6 @@ func gtcThenEndOfDay(t *testing.T, s *Server) *fixclient.Client {
 	return c
 }
 
-// endOfDay ends the day on s through the admin API.
-func endOfDay(t *testing.T, s *Server) {
-	t.Helper()
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, nil); code != 200 {
-		t.Fatalf("eod: %d", code)
-	}
-}
-
 // configuredInstrument is an [[instrument]] of tick 0.10 around 10.00.
 func configuredInstrument(id int, symbol string) string {
 	return fmt.Sprintf("\n[[instrument]]\nid = %d\nsymbol = %q\ntick_size = \"0.10\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 100\n"+

@@ -435,23 +435,7 @@ func TestUncrossRemainderSaysSo(t *testing.T) {
 // feed kept showing 100.00 (core doc, "Auctions").
 func TestUncrossAfterBandMoveStaysInBand(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, t.TempDir(), adminConfig())
-	withMarketData(t, cfg)
-	for i := range cfg.Instruments {
-		if cfg.Instruments[i].Symbol == "ACME" {
-			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
-		}
-	}
-	s := startServer(t, cfg, Options{})
-	md := imbalanceSubscriber(t, s)
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "mkt-buy", side: "1", qty: "5", typ: "1"})
-	sendOrder(t, c, order{id: "mkt-sell", side: "2", qty: "5", typ: "1"})
-	expectER(t, c, map[int]string{11: "mkt-buy", 150: "0"})
-	expectER(t, c, map[int]string{11: "mkt-sell", 150: "0"})
-	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 270: "100.00", 271: "5"}); err != nil {
-		t.Fatalf("%v: %v", err, md.Received)
-	}
+	s, md, c := marketOrdersInACall(t)
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, `{"reason":"new reference","ref_price":"108.00","band_percent":2}`, nil); code != 200 {
 		t.Fatalf("band: %d", code)
 	}
@@ -551,6 +535,28 @@ func imbalanceSubscriber(t *testing.T, s *Server) *fixclient.Client {
 // the band's edge that does not trade set the price the market buyers paid.
 func TestMarketOrdersAloneUncrossAtTheReference(t *testing.T) {
 	t.Parallel()
+	s, md, c := marketOrdersInACall(t)
+	sendOrder(t, c, order{id: "edge-ask", side: "2", qty: "2", px: "105.00"})
+	expectER(t, c, map[int]string{11: "edge-ask", 150: "0"})
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	// At 100.00 the ask would not trade (no imbalance): the indicative did
+	// not change, so the next update is the uncross's delete.
+	m, err := md.Expect(readWait, "X", map[int]string{262: "imb"})
+	if err != nil || m.Get(279) != "2" {
+		t.Fatalf("the indicative moved for an ask that does not trade (%v): %v", err, md.Received)
+	}
+	expectER(t, c, map[int]string{11: "mkt-buy", 150: "F", 39: "2", 31: "100.00", 32: "5", 625: "4"})
+	expectER(t, c, map[int]string{11: "mkt-sell", 150: "F", 39: "2", 31: "100.00", 32: "5", 625: "4"})
+}
+
+// marketOrdersInACall starts a venue with ACME in its closing call, an
+// imbalance subscriber, and CLIENT1's market buy and market sell of 5,
+// which would uncross at the reference price, 100.00: the indicative says
+// so when it returns.
+func marketOrdersInACall(t *testing.T) (*Server, *fixclient.Client, *fixclient.Client) {
+	t.Helper()
 	cfg := testConfig(t, t.TempDir(), adminConfig())
 	withMarketData(t, cfg)
 	for i := range cfg.Instruments {
@@ -568,17 +574,5 @@ func TestMarketOrdersAloneUncrossAtTheReference(t *testing.T) {
 	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 270: "100.00", 271: "5"}); err != nil {
 		t.Fatalf("%v: %v", err, md.Received)
 	}
-	sendOrder(t, c, order{id: "edge-ask", side: "2", qty: "2", px: "105.00"})
-	expectER(t, c, map[int]string{11: "edge-ask", 150: "0"})
-	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
-		t.Fatalf("close: %d", code)
-	}
-	// At 100.00 the ask would not trade (no imbalance): the indicative did
-	// not change, so the next update is the uncross's delete.
-	m, err := md.Expect(readWait, "X", map[int]string{262: "imb"})
-	if err != nil || m.Get(279) != "2" {
-		t.Fatalf("the indicative moved for an ask that does not trade (%v): %v", err, md.Received)
-	}
-	expectER(t, c, map[int]string{11: "mkt-buy", 150: "F", 39: "2", 31: "100.00", 32: "5", 625: "4"})
-	expectER(t, c, map[int]string{11: "mkt-sell", 150: "F", 39: "2", 31: "100.00", 32: "5", 625: "4"})
+	return s, md, c
 }

@@ -279,22 +279,14 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
 	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
-	endOfDay := func() ops.EndOfDayReport {
-		t.Helper()
-		var res ops.ActionResponse
-		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
-			t.Fatalf("eod: %d %+v", code, res)
-		}
-		return *res.EndOfDay
-	}
 	iocBurst(t, c, "day1", 1500)
-	eod1 := endOfDay()
+	eod1 := endOfDay(t, s)
 	if eod1.ArchivedSegs != 0 || eod1.ArchivedThrough != -1 {
 		t.Fatalf("first end of day %+v: archived before any snapshot a start could use", eod1)
 	}
 	first := eod1.SnapshotSeq
 	iocBurst(t, c, "day2", 1500) // their events write the states beside the first snapshot
-	eod2 := endOfDay()
+	eod2 := endOfDay(t, s)
 	if eod2.ArchivedSegs < 1 || eod2.ArchivedThrough != first {
 		t.Fatalf("second end of day %+v: want segments archived through the first one's snapshot %d", eod2, first)
 	}
@@ -405,14 +397,11 @@ func TestLastEndOfDaySurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig())
 	s := startServer(t, cfg, Options{})
-	var res ops.ActionResponse
-	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
-		t.Fatalf("eod: %d %+v", code, res)
-	}
+	eod := endOfDay(t, s)
 	var before ops.StatusInfo
 	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &before)
-	if before.LastEndOfDay == nil || *before.LastEndOfDay != *res.EndOfDay {
-		t.Fatalf("status before the restart: %+v, want the end of day's report %+v", before.LastEndOfDay, *res.EndOfDay)
+	if before.LastEndOfDay == nil || *before.LastEndOfDay != eod {
+		t.Fatalf("status before the restart: %+v, want the end of day's report %+v", before.LastEndOfDay, eod)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -451,14 +440,6 @@ func TestArchiveFailureIsCounted(t *testing.T) {
 	cfg.Journal.SnapshotInterval.Duration = 0
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
-	endOfDay := func() ops.EndOfDayReport {
-		t.Helper()
-		var res ops.ActionResponse
-		if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
-			t.Fatalf("eod: %d %+v", code, res)
-		}
-		return *res.EndOfDay
-	}
 	failures := func() string {
 		return metricstest.Value(t, scrape(t, s), "fixvenue_journal_archive_failures_total")
 	}
@@ -466,14 +447,14 @@ func TestArchiveFailureIsCounted(t *testing.T) {
 		t.Fatalf("archive failures before any end of day: %s", got)
 	}
 	iocBurst(t, c, "day1", 1500)
-	endOfDay()
+	endOfDay(t, s)
 	iocBurst(t, c, "day2", 1500)
 	// The archive's directory cannot be made: a file holds its name.
 	archive := filepath.Join(dir, "journal", journal.ArchiveDirName)
 	if err := os.WriteFile(archive, []byte("in the way"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if eod := endOfDay(); eod.ArchiveError == "" || eod.ArchivedSegs != 0 {
+	if eod := endOfDay(t, s); eod.ArchiveError == "" || eod.ArchivedSegs != 0 {
 		t.Fatalf("end of day with no archive directory possible: %+v, want its archive_error", eod)
 	}
 	if got := failures(); got != "1" {
@@ -483,10 +464,20 @@ func TestArchiveFailureIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	iocBurst(t, c, "day3", 1500)
-	if eod := endOfDay(); eod.ArchiveError != "" || eod.ArchivedSegs < 1 {
+	if eod := endOfDay(t, s); eod.ArchiveError != "" || eod.ArchivedSegs < 1 {
 		t.Fatalf("the next end of day: %+v, want the segments archived", eod)
 	}
 	if got := failures(); got != "1" {
 		t.Fatalf("fixvenue_journal_archive_failures_total after an archive done: %s, want still 1", got)
 	}
+}
+
+// endOfDay ends the day through the admin API and returns its report.
+func endOfDay(t *testing.T, s *Server) ops.EndOfDayReport {
+	t.Helper()
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res); code != 200 || res.EndOfDay == nil {
+		t.Fatalf("eod: %d %+v", code, res)
+	}
+	return *res.EndOfDay
 }

@@ -34,16 +34,7 @@ func TestConfiguredInstrumentsMatchTheJournal(t *testing.T) {
 	dropped.Instruments = dropped.Instruments[1:]
 	refusedStart(t, dropped, "ACME dropped", "instrument id 1 (ACME) is no longer configured")
 
-	s := startServer(t, testConfig(t, dir, `[[instrument]]
-id = 3
-symbol = "NEWCO"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "20.00"
-band_percent = 10
-`), Options{})
+	s := startServer(t, testConfig(t, dir, newcoTOML), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	if err := c.Send("H", fixclient.F(11, "gtc1"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
 		t.Fatal(err)
@@ -93,16 +84,7 @@ func TestConfiguredInstrumentOrderMatchesTheJournal(t *testing.T) {
 	// Another journal, of a resting order: NEWCO configured before ACME
 	// and LOTS, which keep their order.
 	dir = journalWithGTC(t)
-	first := testConfig(t, dir, `[[instrument]]
-id = 3
-symbol = "NEWCO"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "20.00"
-band_percent = 10
-`)
+	first := testConfig(t, dir, newcoTOML)
 	first.Instruments = append(first.Instruments[2:], first.Instruments[:2]...)
 	startServer(t, first, Options{}).Close()
 	if rec := readRecord(t, dir); len(rec.Instruments) != 3 || rec.Instruments[0].Terms["symbol"] != "NEWCO" {
@@ -128,16 +110,7 @@ func TestConfiguredInstrumentNewToAJournalThatChangedAll(t *testing.T) {
 		}
 	}
 	s.Close()
-	added := testConfig(t, dir, adminConfig()+`[[instrument]]
-id = 3
-symbol = "NEWCO"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "20.00"
-band_percent = 10
-`)
+	added := testConfig(t, dir, adminConfig()+newcoTOML)
 	refusedStart(t, added, "NEWCO added after a halt of all", "instrument id 3 (NEWCO) is new to the configuration, and the journal changes every instrument's status at seq 0")
 	refusedStart(t, added, "NEWCO added after a halt of all", "list it through the admin API")
 	s = startServer(t, testConfig(t, dir, adminConfig()), Options{})
@@ -494,3 +467,16 @@ func TestTermsHashCoversWhatClientsSee(t *testing.T) {
 		}
 	}
 }
+
+// newcoTOML configures NEWCO, id 3, an instrument new to the journals of
+// these tests.
+const newcoTOML = `[[instrument]]
+id = 3
+symbol = "NEWCO"
+tick_size = "0.01"
+lot_size = 1
+min_qty = 1
+max_qty = 1000
+ref_price = "20.00"
+band_percent = 10
+`

@@ -50,15 +50,7 @@ func (c *backupClient) seen() ([]string, int) {
 func TestBackupOfARunningVenueStarts(t *testing.T) {
 	skipUnderRace(t)
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, `[journal]
-segment_bytes = 65536
-snapshot_interval = "200ms"
-[session_defaults]
-cancel_on_disconnect = false
-[[session]]
-comp_id = "CLIENT%%d"
-range = [1, %d]
-%s`, backupSessions+1, adminTokenTOML("carol", "", cliToken))
+	cfg := backupVenueConfig(t, dir)
 	v := startVenue(t, cfg, noFeed...)
 
 	clients := make([]*backupClient, backupSessions)
@@ -149,15 +141,7 @@ range = [1, %d]
 		t.Errorf("the copy holds the original's LOCK")
 	}
 
-	cfg2 := writeVenueConfig(t, other, `[journal]
-segment_bytes = 65536
-snapshot_interval = "200ms"
-[session_defaults]
-cancel_on_disconnect = false
-[[session]]
-comp_id = "CLIENT%%d"
-range = [1, %d]
-%s`, backupSessions+1, adminTokenTOML("carol", "", cliToken))
+	cfg2 := backupVenueConfig(t, other)
 	if out, err := exec.Command(binPath, "journal", "verify", "--config", cfg2).CombinedOutput(); err != nil {
 		t.Fatalf("journal verify of the copy: %v\n%s", err, out)
 	}
@@ -320,4 +304,20 @@ range = [1, %d]
 			t.Fatalf("the start does not say why it passes the snapshots over:\n%s", logs)
 		}
 	}
+}
+
+// backupVenueConfig writes the configuration of the backed-up venue (and
+// of its copy) with data in dir: small segments, frequent snapshots, and
+// the sessions the backup's clients use.
+func backupVenueConfig(t *testing.T, dir string) string {
+	t.Helper()
+	return writeVenueConfig(t, dir, `[journal]
+segment_bytes = 65536
+snapshot_interval = "200ms"
+[session_defaults]
+cancel_on_disconnect = false
+[[session]]
+comp_id = "CLIENT%%d"
+range = [1, %d]
+%s`, backupSessions+1, adminTokenTOML("carol", "", cliToken))
 }
