@@ -983,13 +983,19 @@ func accountErrors(key string, s *Session) []error {
 	if len(s.Accounts) > 0 && s.IsDropCopy() {
 		return []error{fmt.Errorf("%s.accounts: a drop-copy session enters no orders (its copies are chosen by copy_accounts)", key)}
 	}
+	return accountListErrors(key+".accounts", s.Accounts)
+}
+
+// accountListErrors checks a list of accounts (a session's, a drop-copy
+// grant's), field naming it: each 1 to AccountBytesMax characters, once.
+func accountListErrors(field string, list []string) []error {
 	var errs []error
-	seen := map[string]bool{}
-	for _, acct := range s.Accounts {
+	seen := make(map[string]bool, len(list))
+	for _, acct := range list {
 		if acct == "" || len(acct) > AccountBytesMax {
-			errs = append(errs, fmt.Errorf("%s.accounts: %q is not an account of 1 to %d characters", key, acct, AccountBytesMax))
+			errs = append(errs, fmt.Errorf("%s: %q is not an account of 1 to %d characters", field, acct, AccountBytesMax))
 		} else if seen[acct] {
-			errs = append(errs, fmt.Errorf("%s.accounts: %q appears twice", key, acct))
+			errs = append(errs, fmt.Errorf("%s: %q appears twice", field, acct))
 		}
 		seen[acct] = true
 	}

@@ -59,15 +59,7 @@ func (c *Config) validateDropCopy() []error {
 			}
 			granted[comp] = true
 		}
-		clear(granted)
-		for _, acct := range s.CopyAccounts {
-			if acct == "" || len(acct) > AccountBytesMax {
-				errs = append(errs, fmt.Errorf("%s.copy_accounts: %q is not an account of 1 to %d characters", key, acct, AccountBytesMax))
-			} else if granted[acct] {
-				errs = append(errs, fmt.Errorf("%s.copy_accounts: %q appears twice", key, acct))
-			}
-			granted[acct] = true
-		}
+		errs = append(errs, accountListErrors(key+".copy_accounts", s.CopyAccounts)...)
 	}
 	return errs
 }
