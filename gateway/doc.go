@@ -39,7 +39,12 @@
 // symbol, off-tick price, unsupported order type or time in force, throttled,
 // command ring busy past its claim timeout, venue halted) is answered without
 // a command, after the answers to the session's earlier commands, so that a
-// session's answers keep the order of its requests. Order types: market,
+// session's answers keep the order of its requests; a refused cancel or
+// replace's OrderCancelReject gives the OrderID and OrdStatus of the order
+// it names, from the open-order view, which finds an order by OrigClOrdID
+// in an index of each session's orders by ClOrdID (a map read under the
+// lock outbound takes for every chunk of answers, where a scan of the
+// session's orders held them for milliseconds a refusal). Order types: market,
 // limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
 // refused on others); MaxFloor (111) makes an iceberg. Every report of a
 // stop order echoes StopPx (fills and cancels read it from the open-order

@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -151,5 +153,185 @@ func TestTermsOfHeldChanges(t *testing.T) {
 	g.openHeld = nil
 	if _, ok := g.termsOf(0, 9); ok {
 		t.Error("an order neither held nor in the view was found")
+	}
+}
+
+// withClOrdID is an open order of session 0 with that OrderID and ClOrdID.
+func withClOrdID(orderID uint64, clOrdID string) openOrder {
+	o := openOrder{orderID: orderID, qty: 10, leavesQty: 10}
+	o.setClOrdID([]byte(clOrdID))
+	return o
+}
+
+// checkClOrdIndex fails t unless each session's ClOrdID index counts, for
+// every ClOrdID, the open orders that have it, finds one of them, and lists
+// them all when more than one has it.
+func checkClOrdIndex(t *testing.T, v *openOrders) {
+	t.Helper()
+	for s, m := range v.bySession {
+		x := v.byClOrdID[s]
+		count := map[string]int{}
+		for _, o := range m {
+			count[string(o.ClOrdID())]++
+		}
+		if len(x.holders) != len(count) {
+			t.Fatalf("session %d: %d ClOrdIDs indexed, %d among its orders", s, len(x.holders), len(count))
+		}
+		for k, h := range x.holders {
+			id := string(k.b[:k.n])
+			o := m[h.orderID]
+			if int(h.n) != count[id] || string(o.ClOrdID()) != id {
+				t.Fatalf("session %d ClOrdID %q: indexed %+v, %d orders have it", s, id, h, count[id])
+			}
+			if list := x.shared[k]; h.n > 1 && len(list) != int(h.n) || h.n == 1 && list != nil {
+				t.Fatalf("session %d ClOrdID %q: %d orders, listed %v", s, id, h.n, list)
+			}
+		}
+	}
+}
+
+// TestOpenOrdersFindByClOrdID: the view finds an open order by its ClOrdID
+// through the changes that enter, replace, fill and end it; a replace's new
+// ClOrdID finds it and the old one no longer does. A ClOrdID two open
+// orders have (the matcher refuses it, the view does not rely on that)
+// finds the one given it last, and the other once that one ends; the
+// index stays complete whichever ends first.
+func TestOpenOrdersFindByClOrdID(t *testing.T) {
+	v := newOpenOrders(2, 8)
+	type want map[string]uint64 // ClOrdID: the OrderID it finds, 0 for none
+	steps := []struct {
+		name    string
+		changes []openChange
+		session uint16
+		want    want
+	}{
+		{"entered", []openChange{{kind: openEntered, order: withClOrdID(1, "a")}, {kind: openEntered, order: withClOrdID(2, "b")}},
+			0, want{"a": 1, "b": 2, "c": 0, "": 0, strings.Repeat("a", 37): 0}},
+		{"another session's", []openChange{{session: 1, kind: openEntered, order: withClOrdID(9, "a")}},
+			1, want{"a": 9, "b": 0}},
+		{"replaced to a new ClOrdID", []openChange{{kind: openReplaced, order: withClOrdID(1, "c")}},
+			0, want{"c": 1, "a": 0, "b": 2}},
+		{"replaced to a shorter ClOrdID", []openChange{{kind: openReplaced, order: withClOrdID(1, "cc")}, {kind: openReplaced, order: withClOrdID(1, "d")}},
+			0, want{"d": 1, "cc": 0, "c": 0}},
+		{"filled", []openChange{{kind: openFilled, order: withClOrdID(2, "b")}}, 0, want{"b": 2}},
+		{"ended", []openChange{{kind: openEnded, order: openOrder{orderID: 2}}}, 0, want{"b": 0, "d": 1}},
+		{"a ClOrdID taken by a second order", []openChange{{kind: openEntered, order: withClOrdID(3, "g")}, {kind: openEntered, order: withClOrdID(4, "g")}},
+			0, want{"g": 4}},
+		{"the one given it last ends", []openChange{{kind: openEnded, order: openOrder{orderID: 4}}}, 0, want{"g": 3}},
+		{"taken again, then replaced to it", []openChange{{kind: openEntered, order: withClOrdID(5, "g")}, {kind: openReplaced, order: withClOrdID(1, "g")}},
+			0, want{"g": 1, "d": 0}},
+		{"the first one ends", []openChange{{kind: openEnded, order: openOrder{orderID: 3}}}, 0, want{"g": 1}},
+		{"replaced away from it", []openChange{{kind: openReplaced, order: withClOrdID(1, "e")}}, 0, want{"g": 5, "e": 1}},
+		{"the last one ends", []openChange{{kind: openEnded, order: openOrder{orderID: 5}}}, 0, want{"g": 0, "e": 1}},
+		{"past the bound", []openChange{
+			{kind: openEntered, order: withClOrdID(10, "p10")}, {kind: openEntered, order: withClOrdID(11, "p11")},
+			{kind: openEntered, order: withClOrdID(12, "p12")}, {kind: openEntered, order: withClOrdID(13, "p13")},
+			{kind: openEntered, order: withClOrdID(14, "p14")}, {kind: openEntered, order: withClOrdID(15, "p15")},
+			{kind: openEntered, order: withClOrdID(16, "p16")},
+		}, 0, want{"p15": 15, "p16": 0}},
+	}
+	for _, st := range steps {
+		v.apply(st.changes)
+		for id, orderID := range st.want {
+			o, ok := v.find(st.session, 0, []byte(id))
+			if ok != (orderID != 0) || o.orderID != orderID {
+				t.Errorf("%s: ClOrdID %q finds %d (%v), want %d", st.name, id, o.orderID, ok, orderID)
+			}
+		}
+		checkClOrdIndex(t, v)
+	}
+}
+
+// TestOpenOrdersSeedIndexesClOrdIDs: the orders seeded from the books are
+// found by ClOrdID, one two of them have finding the one seeded last.
+func TestOpenOrdersSeedIndexesClOrdIDs(t *testing.T) {
+	v := newOpenOrders(2, 8)
+	v.seed([]core.OrderView{
+		{OrderID: 7, ClOrdID: "s7", Qty: 1, LeavesQty: 1},
+		{OrderID: 3, ClOrdID: "dup", Qty: 1, LeavesQty: 1},
+		{OrderID: 8, SessionIdx: 1, ClOrdID: "s7", Qty: 1, LeavesQty: 1},
+		{OrderID: 5, ClOrdID: "dup", Qty: 1, LeavesQty: 1},
+	})
+	checkClOrdIndex(t, v)
+	for _, c := range []struct {
+		session uint16
+		id      string
+		want    uint64
+	}{{0, "s7", 7}, {1, "s7", 8}, {0, "dup", 5}, {1, "dup", 0}} {
+		if o, ok := v.find(c.session, 0, []byte(c.id)); ok != (c.want != 0) || o.orderID != c.want {
+			t.Errorf("session %d ClOrdID %q finds %d (%v), want %d", c.session, c.id, o.orderID, ok, c.want)
+		}
+	}
+	v.apply([]openChange{{kind: openEnded, order: openOrder{orderID: 5}}})
+	if o, ok := v.find(0, 0, []byte("dup")); !ok || o.orderID != 3 {
+		t.Errorf("after the end of 5, dup finds %d (%v), want 3", o.orderID, ok)
+	}
+	checkClOrdIndex(t, v)
+}
+
+// TestOpenOrdersApplyAllocations: applying the changes of orders entered,
+// filled, replaced to a new ClOrdID and ended allocates, once the view's
+// maps have grown to the session's orders, only the one openOrder per
+// order entered that the map by OrderID keeps out of line (it is larger
+// than a Go map holds in its slots): the ClOrdID index adds nothing
+// (outbound applies every chunk of answers).
+func TestOpenOrdersApplyAllocations(t *testing.T) {
+	const resting, cycled = 1000, 64
+	v := newOpenOrders(1, 2*resting)
+	var changes []openChange
+	for i := range resting {
+		changes = append(changes, openChange{kind: openEntered, order: withClOrdID(uint64(i+1), fmt.Sprintf("rest-%d", i))})
+	}
+	v.apply(changes)
+	// Each round enters, replaces and ends cycled orders of its own
+	// OrderIDs and ClOrdIDs, as a day's traffic does.
+	rounds := make([][]openChange, 8)
+	next := uint64(resting + 1)
+	for r := range rounds {
+		for i := range cycled {
+			id := next + uint64(i)
+			rounds[r] = append(rounds[r],
+				openChange{kind: openEntered, order: withClOrdID(id, fmt.Sprintf("new-%d", id))},
+				openChange{kind: openFilled, order: withClOrdID(id, fmt.Sprintf("new-%d", id))},
+				openChange{kind: openReplaced, order: withClOrdID(id, fmt.Sprintf("rep-%d", id))})
+		}
+		for i := range cycled {
+			rounds[r] = append(rounds[r], openChange{kind: openEnded, order: openOrder{orderID: next + uint64(i)}})
+		}
+		next += cycled
+	}
+	for _, r := range rounds { // the maps grow to hold a round's orders
+		v.apply(r)
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		v.apply(rounds[i%len(rounds)])
+		i++
+	})
+	if allocs > cycled {
+		t.Fatalf("apply of %d changes, %d orders entered, allocates %.1f times", len(rounds[0]), cycled, allocs)
+	}
+	checkClOrdIndex(t, v)
+}
+
+// BenchmarkOpenOrdersFindByClOrdID: a cancel the gateway refuses finds its
+// order by OrigClOrdID in a session of 100,000 open orders, under the lock
+// outbound takes for every chunk of answers.
+func BenchmarkOpenOrdersFindByClOrdID(b *testing.B) {
+	const orders = 100_000
+	v := newOpenOrders(1, orders)
+	changes := make([]openChange, 0, orders)
+	ids := make([][]byte, orders)
+	for i := range orders {
+		ids[i] = []byte(fmt.Sprintf("CL-%08d", i))
+		changes = append(changes, openChange{kind: openEntered, order: withClOrdID(uint64(i+1), string(ids[i]))})
+	}
+	v.apply(changes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, ok := v.find(0, 0, ids[(i*7919)%orders]); !ok {
+			b.Fatal("not found")
+		}
 	}
 }
