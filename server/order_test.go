@@ -180,6 +180,52 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 	}
 }
 
+// TestGatewayCancelRejectFindsTheOrderByClOrdID: a cancel or replace the
+// gateway refuses before a command (an unknown symbol) gets an
+// OrderCancelReject with the OrderID and OrdStatus of the order its
+// OrigClOrdID names, found in the open-order view by ClOrdID: an order
+// entered, replaced and partly filled by its new ClOrdID, and no longer by
+// its old one.
+func TestGatewayCancelRejectFindsTheOrderByClOrdID(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	other := logon(t, s, "CLIENT2", true)
+	now := func() fixclient.Field { return fixclient.F(60, fixclient.Timestamp(time.Now())) }
+	replace := func(id, orig, sym string) []fixclient.Field {
+		return []fixclient.Field{fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, sym), fixclient.F(54, "1"), now(),
+			fixclient.F(38, "4"), fixclient.F(40, "2"), fixclient.F(44, "99.00")}
+	}
+	refused := func(msgType string, f []fixclient.Field, orderID, ordStatus string) {
+		t.Helper()
+		id, orig := f[0].Value, f[1].Value
+		if err := c.Send(msgType, f...); err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.Expect(readWait, "9", map[int]string{11: id})
+		if err != nil {
+			t.Fatalf("%s: %v (received so far: %v)", id, err, c.Received)
+		}
+		if m.Get(41) != orig || m.Get(37) != orderID || m.Get(39) != ordStatus || m.Get(58) != "unknown symbol NOPE" {
+			t.Fatalf("%s: %s; want OrigClOrdID %s, OrderID %s, OrdStatus %s", id, m, orig, orderID, ordStatus)
+		}
+	}
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "5", px: "99.00"})
+	orderID := expectER(t, c, map[int]string{11: "o1", 150: "0"}).Get(37)
+	sendOrder(t, c, order{id: "n1", side: "1", qty: "5", px: "98.00"})
+	expectER(t, c, map[int]string{11: "n1", 150: "0"})
+	if err := c.Send("G", replace("o2", "o1", "ACME")...); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "o2", 150: "5", 37: orderID})
+	refused("F", []fixclient.Field{fixclient.F(11, "c1"), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "0")
+	sendOrder(t, other, order{id: "s1", side: "2", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "o2", 150: "F", 39: "1"})
+	refused("F", []fixclient.Field{fixclient.F(11, "c2"), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "1")
+	refused("G", replace("r3", "o2", "NOPE"), orderID, "1")
+	refused("F", []fixclient.Field{fixclient.F(11, "c4"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8")
+}
+
 // TestReplaceOutsideBandNamesTheBand: a replace refused for a price outside
 // the band names the band's edges, and StopPx when the stop price is the
 // one outside, as the reject of a new order does.
