@@ -20,10 +20,19 @@ import (
 // asks at or below; the level totals and the side totals are kept by the
 // book, so a price costs O(1)): the most volume, then the least imbalance,
 // then market pressure (the highest price when every remaining candidate
-// leaves buyers over, the lowest when every one leaves sellers over), then
-// the candidate closest to the reference price (referencePrice: the last
+// leaves buyers over, the lowest when every one leaves sellers over), then,
+// as on Xetra and Euronext, the reference price (referencePrice: the last
 // trade inside the band in force, else the band's reference price, the
-// configured one or an operator's; the lower of two at the same distance).
+// configured one or an operator's): itself when it lies between the lowest
+// and the highest remaining candidate, else the nearer of those two. The
+// reference between them passes the rules before it: the buy quantity
+// never rises with the price and the sell quantity never falls, so it
+// trades the same most volume, and its imbalance (buy − sell, which never
+// rises either) lies between theirs, which at that rule are none at both
+// or buyers over at the lowest and as many sellers over at the highest: it
+// leaves none, or no more than they do, and that imbalance, its own, is
+// the one reported. Taking either candidate instead would favour one
+// side: the lower the buyers, the higher the sellers.
 // When market orders alone would trade (the most volume is no more than
 // the market orders of either side), the price is the reference price,
 // whatever limit orders rest beside them. A walk costs O(non-empty levels)
@@ -430,7 +439,14 @@ func (m *Matcher) auctionPrice(in *instrument) auctionResult {
 		buy, sell := in.tradableAt(t.ref)
 		return withImbalance(auctionResult{priceTicks: t.ref, matchedQty: v, rule: venue.AuctionRuleReferencePrice}, buy-sell)
 	}
-	return t.result(marketBuy+bids.qtyRest, marketSell+asks.qtyRest)
+	r := t.result(marketBuy+bids.qtyRest, marketSell+asks.qtyRest)
+	if r.rule == venue.AuctionRuleReferencePrice && t.ref > t.low && t.ref < t.high {
+		// The reference between the candidates: its imbalance is its own
+		// (see the top of this file), which a candidate's need not be.
+		buy, sell := in.tradableAt(t.ref)
+		r = withImbalance(auctionResult{priceTicks: t.ref, matchedQty: t.volume, rule: r.rule}, buy-sell)
+	}
+	return r
 }
 
 // tradableAt is what each side would trade at price px in an uncross:
@@ -453,15 +469,14 @@ func (in *instrument) tradableAt(px int64) (buy, sell int64) {
 
 // candidates keeps, during auctionPrice's walk, the best volume, the least
 // imbalance at it, and what the last two rules need of the prices that tie
-// on both: the lowest and highest, their imbalance sides, and the one
-// closest to the reference.
+// on both: the lowest and highest, and their imbalance sides.
 type candidates struct {
-	ref                       int64
-	volume, absImbalance      int64
-	atVolume, atImbalance     int
-	low, high, closest        int64 // prices
-	lowImb, highImb, closeImb int64 // buy − sell at them
-	buyOver, sellOver, even   bool
+	ref                     int64
+	volume, absImbalance    int64
+	atVolume, atImbalance   int
+	low, high               int64 // prices
+	lowImb, highImb         int64 // buy − sell at them
+	buyOver, sellOver, even bool
 }
 
 func (t *candidates) consider(px, buy, sell int64) {
@@ -484,17 +499,14 @@ func (t *candidates) consider(px, buy, sell int64) {
 			t.atImbalance++
 			t.high, t.highImb = px, imb
 			t.note(imb)
-			if distance(px, t.ref) < distance(t.closest, t.ref) {
-				t.closest, t.closeImb = px, imb
-			}
 		}
 	}
 }
 
 func (t *candidates) restart(px, imb, abs int64) {
 	t.absImbalance, t.atImbalance = abs, 1
-	t.low, t.high, t.closest = px, px, px
-	t.lowImb, t.highImb, t.closeImb = imb, imb, imb
+	t.low, t.high = px, px
+	t.lowImb, t.highImb = imb, imb
 	t.buyOver, t.sellOver, t.even = false, false, false
 	t.note(imb)
 }
@@ -510,22 +522,17 @@ func (t *candidates) note(imb int64) {
 	}
 }
 
-func distance(a, b int64) int64 {
-	if a > b {
-		return a - b
-	}
-	return b - a
-}
-
 // result applies the rules in order to what the walk kept. When nothing
 // would trade (NoCross, no price), the imbalance is the side with more
 // interest in all (buy and sell: market orders plus every resting limit
-// order, reserves included) and the difference.
+// order, reserves included) and the difference. When the reference price
+// decides and lies between the lowest and the highest candidate, the
+// price is the reference and auctionPrice sets its imbalance.
 func (t *candidates) result(buy, sell int64) auctionResult {
 	if t.volume == 0 {
 		return withImbalance(auctionResult{rule: venue.AuctionRuleNoCross}, buy-sell)
 	}
-	px, imb, rule := t.closest, t.closeImb, venue.AuctionRuleReferencePrice
+	px, imb, rule := t.ref, int64(0), venue.AuctionRuleReferencePrice
 	switch {
 	case t.atVolume == 1:
 		px, imb, rule = t.low, t.lowImb, venue.AuctionRuleMaxVolume
@@ -535,6 +542,10 @@ func (t *candidates) result(buy, sell int64) auctionResult {
 		px, imb, rule = t.high, t.highImb, venue.AuctionRuleMarketPressure
 	case t.sellOver && !t.buyOver && !t.even:
 		px, imb, rule = t.low, t.lowImb, venue.AuctionRuleMarketPressure
+	case t.ref <= t.low:
+		px, imb = t.low, t.lowImb
+	case t.ref >= t.high:
+		px, imb = t.high, t.highImb
 	}
 	return withImbalance(auctionResult{priceTicks: px, matchedQty: t.volume, rule: rule}, imb)
 }

@@ -209,12 +209,16 @@
 // cancelled (MarketRemainder) and the status changes. The price is the
 // candidate (a price of a resting limit order) with the most volume, then
 // the least imbalance, then the highest when every remaining candidate
-// leaves buyers over (the lowest for sellers), then the closest to the
-// reference price (the lower on a tie). When market orders alone would
-// trade (the most volume is no more than either side's market orders,
-// which trade first), they trade at the reference price, whatever limit
-// orders rest beside them: a limit order that does not trade sets no
-// price, and the imbalance is the one at the reference price. The reference price is the last trade while it lies
+// leaves buyers over (the lowest for sellers); else, as on Xetra and
+// Euronext, the reference price itself when it lies between the lowest and
+// the highest remaining candidate (it trades the same volume there, with
+// at most their imbalance, and the imbalance reported is its own), the
+// highest when the reference is above them, the lowest when it is below.
+// When market orders alone would trade (the most volume is no more than
+// either side's market orders, which trade first), they trade at the
+// reference price, whatever limit orders rest beside them: a limit order
+// that does not trade sets no price, and the imbalance is the one at the
+// reference price. The reference price is the last trade while it lies
 // inside the band in force, else the band's own reference price
 // (RefPriceTicks, or the one an operator moved the band to): an uncross
 // never prints outside the band. The volume counts

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -205,15 +206,10 @@ func (m *refModel) uncrossPrice(in *refInstrument) refUncross {
 			cands = append(cands, cand{px, min(buy, sell), buy - sell})
 		}
 	}
+	// tradable is what each side would trade at the reference price.
 	ref := m.reference(in)
-	best := int64(0)
-	for _, c := range cands {
-		best = max(best, c.volume)
-	}
-	if mv := min(marketBuy, marketSell); mv > 0 && best <= mv {
-		// Market orders alone would trade: at the reference price, with the
-		// imbalance there.
-		buy, sell := marketBuy, marketSell
+	tradable := func() (buy, sell int64) {
+		buy, sell = marketBuy, marketSell
 		for _, o := range bids {
 			if o.price >= ref {
 				buy += o.leaves
@@ -224,6 +220,16 @@ func (m *refModel) uncrossPrice(in *refInstrument) refUncross {
 				sell += o.leaves
 			}
 		}
+		return buy, sell
+	}
+	best := int64(0)
+	for _, c := range cands {
+		best = max(best, c.volume)
+	}
+	if mv := min(marketBuy, marketSell); mv > 0 && best <= mv {
+		// Market orders alone would trade: at the reference price, with the
+		// imbalance there.
+		buy, sell := tradable()
 		return refResult(ref, mv, buy-sell, venue.AuctionRuleReferencePrice)
 	}
 	if len(cands) == 0 {
@@ -257,9 +263,23 @@ func (m *refModel) uncrossPrice(in *refInstrument) refUncross {
 	case allSell:
 		return refResult(cands[0].px, best, cands[0].imbalance, venue.AuctionRuleMarketPressure)
 	}
-	dist := func(px int64) int64 { return abs(px - ref) }
-	c := slices.MinFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(dist(a.px), dist(b.px)), cmp.Compare(a.px, b.px)) })
-	return refResult(c.px, best, c.imbalance, venue.AuctionRuleReferencePrice)
+	// The reference price: the lowest candidate when it lies at or below
+	// it, the highest at or above, else the reference itself, with what
+	// trades there. Between two candidates it trades the same volume with
+	// no more imbalance: a model that found otherwise contradicts the rule.
+	lowest, highest := cands[0], cands[len(cands)-1]
+	switch {
+	case ref <= lowest.px:
+		return refResult(lowest.px, best, lowest.imbalance, venue.AuctionRuleReferencePrice)
+	case ref >= highest.px:
+		return refResult(highest.px, best, highest.imbalance, venue.AuctionRuleReferencePrice)
+	}
+	buy, sell := tradable()
+	if min(buy, sell) != best || abs(buy-sell) > least {
+		panic(fmt.Sprintf("reference %d between candidates %d and %d trades %d with imbalance %d, not %d with at most %d",
+			ref, lowest.px, highest.px, min(buy, sell), buy-sell, best, least))
+	}
+	return refResult(ref, best, buy-sell, venue.AuctionRuleReferencePrice)
 }
 
 func refResult(px, matched, imbalance int64, rule venue.AuctionRule) refUncross {
