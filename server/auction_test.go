@@ -16,7 +16,7 @@ import (
 // trading day over FIX on TCP: in the pre-open a crossing buy and sell and
 // an order at the opening (59=2) are accepted and do not trade; at the
 // scheduled open the book uncrosses at one price (the reference 100.00,
-// closest of the tied prices), both fills carry TradingSessionSubID 2
+// the lower of the tied prices), both fills carry TradingSessionSubID 2
 // (opening auction), and the order at the opening that did not trade
 // expires.
 //
@@ -575,4 +575,39 @@ func marketOrdersInACall(t *testing.T) (*Server, *fixclient.Client, *fixclient.C
 		t.Fatalf("%v: %v", err, md.Received)
 	}
 	return s, md, c
+}
+
+// TestUncrossAtTheReferenceBetweenCandidates: in ACME's closing call a bid
+// of 10 at 101.00 and an ask of 10 at 99.00 would trade 10 at either price
+// with nothing left over, and the reference price, 100.00, lies between
+// them: the feed's indicative and the uncross are at 100.00, and both
+// clients' fills say so (31) and name the closing auction (625=4). The
+// venue took the lower of the two equally near prices, 99.00, for the
+// buyer's benefit alone.
+func TestUncrossAtTheReferenceBetweenCandidates(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	withMarketData(t, cfg)
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	md := imbalanceSubscriber(t, s)
+	buyer := logon(t, s, "CLIENT1", true)
+	seller := logon(t, s, "CLIENT3", true)
+	sendOrder(t, buyer, order{id: "bid", side: "1", qty: "10", px: "101.00"})
+	expectER(t, buyer, map[int]string{11: "bid", 150: "0"})
+	sendOrder(t, seller, order{id: "ask", side: "2", qty: "10", px: "99.00"})
+	expectER(t, seller, map[int]string{11: "ask", 150: "0"})
+	if _, err := md.Expect(readWait, "X", map[int]string{262: "imb", 269: "A", 270: "100.00", 271: "10",
+		58: "imbalance none 0; rule ReferencePrice"}); err != nil {
+		t.Fatalf("%v: %v", err, md.Received)
+	}
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/close", aliceToken, `{"reason":"the close"}`, nil); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	expectER(t, buyer, map[int]string{11: "bid", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "4"})
+	expectER(t, seller, map[int]string{11: "ask", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "4"})
 }
