@@ -546,12 +546,25 @@ func (g *Gateway) throttleLogout(s *session) {
 // logged on here; the edge then closes the connection.
 func (g *Gateway) LogOutSession(id quickfix.SessionID, text string) bool {
 	s, ok := g.bySession[id]
-	if !ok || !s.loggedOn.Load() {
+	if !ok {
 		return false
+	}
+	// QuickFIX/Go answers a Logon before it calls OnLogon: a message the
+	// client sends as soon as it reads the answer can reach the edge
+	// first, and was closed on without the Logout that says why. Wait
+	// for OnLogon, bounded: a Logon refused never comes to it.
+	for deadline := time.Now().Add(logonSettleMax); !s.loggedOn.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
 	g.logOut(s, text)
 	return true
 }
+
+// logonSettleMax bounds LogOutSession's wait for the OnLogon of a Logon
+// QuickFIX/Go has answered.
+const logonSettleMax = 500 * time.Millisecond
 
 // logoutWriteWait is how long a Logout the venue starts is given to reach the
 // client before its connection is closed.

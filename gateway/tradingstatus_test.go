@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"testing"
+	"time"
 
 	"github.com/quickfixgo/quickfix"
 	"github.com/quickfixgo/tag"
@@ -89,5 +90,30 @@ func TestStatusRequestsPastTheBoundAreRefused(t *testing.T) {
 	}
 	if id, ok := s.takeStatusReq(0); !ok || id != "waiting" {
 		t.Fatalf("the oldest waiting request lost its OrdStatusReqID: %q %v", id, ok)
+	}
+}
+
+// TestLogOutWaitsForOnLogon: QuickFIX/Go answers a Logon before it calls
+// OnLogon, so the edge can ask for a Logout (a message without MsgSeqNum
+// read right after the answer) while the session is not logged on yet:
+// the Logout waits for OnLogon, where the connection was closed without
+// it; a session whose logon never completes is refused, after the wait.
+func TestLogOutWaitsForOnLogon(t *testing.T) {
+	id := quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "A"}
+	g, err := New(Config{Sessions: []SessionConfig{{ID: id}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.sessions[0]
+	go func() {
+		time.Sleep(20 * time.Millisecond) // OnLogon, a moment after the Logon's answer
+		s.loggedOn.Store(true)
+	}()
+	if !g.LogOutSession(id, "MsgSeqNum (34) missing") {
+		t.Fatal("the Logout asked before OnLogon was refused: the connection would close without it")
+	}
+	s.loggedOn.Store(false)
+	if g.LogOutSession(id, "MsgSeqNum (34) missing") {
+		t.Fatal("a session never logged on took a Logout")
 	}
 }
