@@ -88,6 +88,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				s.conn.Close()
 			}
 		}
+		if ctx.Err() != nil {
+			// Stopped while logging on (a Ctrl-C reaches a venue run
+			// beside the load too, which refuses the Logons as it stops):
+			// the run says it was interrupted with nothing sent, as one
+			// stopped later says what it sent, not that it could not run.
+			r.stopping.Store(true)
+			return r.result(), nil
+		}
 		return nil, err
 	}
 	r.start = time.Now().Add(startLead)

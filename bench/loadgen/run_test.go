@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -320,5 +321,35 @@ func TestInterruptedRunLosesNoUnsentOrder(t *testing.T) {
 	if !res.Interrupted || res.OrdersSent < 5 || res.OrdersUnsent == 0 || res.Lost() != 0 {
 		t.Fatalf("interrupted %v: sent %d, unsent %d, lost %d, want interrupted, the orders sent answered and none lost",
 			res.Interrupted, res.OrdersSent, res.OrdersUnsent, res.Lost())
+	}
+}
+
+// TestRunInterruptedWhileLoggingOn: a run whose context ends while its
+// sessions wait for their Logons' answers (a Ctrl-C, which reaches a venue
+// run beside the load too) is an interrupted run with nothing sent, at
+// once: it was an error, as a run that could not start is, and left no
+// figures (bench-fix.sh's result file was empty), after the logon timeout.
+func TestRunInterruptedWhileLoggingOn(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	cfg := testConfig(silent.Addr().String(), 100, 100*time.Millisecond)
+	cfg.LogonTimeout = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res, err := Run(ctx, cfg)
+	if err != nil || res == nil || !res.Interrupted || res.OrdersSent != 0 {
+		t.Fatalf("a run interrupted while logging on: %+v, %v; want an interrupted result with nothing sent", res, err)
 	}
 }

@@ -271,6 +271,9 @@ func (s *session) logon(ctx context.Context) error {
 	if err := conn.SetReadDeadline(time.Now().Add(c.LogonTimeout)); err != nil {
 		return err
 	}
+	// The wait for the Logon ends with ctx (a Ctrl-C), not LogonTimeout
+	// later.
+	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
 	for {
 		msg, err := s.nextFrame()
 		if errors.Is(err, io.EOF) {
