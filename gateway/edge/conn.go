@@ -220,7 +220,13 @@ func (c *Conn) aheadOfGap(n int) bool {
 		return false
 	}
 	next := uint64(max(c.nextTarget(), 0))
-	if next > c.aheadSeqMax || next < c.lastTarget {
+	// Every message counted is handled once the expected MsgSeqNum reaches
+	// the last of them: QuickFIX/Go moves it on after the message's
+	// handling, whose answer (a Heartbeat for a TestRequest) a client may
+	// read, and send on, first; waiting for the number to pass it counted
+	// the gap filled as still open, and a client that filled gap after gap
+	// at once was logged out.
+	if next >= c.aheadSeqMax || next < c.lastTarget {
 		c.aheadBytes, c.aheadSeqMax = 0, 0
 	}
 	c.lastTarget = next

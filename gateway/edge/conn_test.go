@@ -241,3 +241,45 @@ func BenchmarkConnWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestAheadOfGapCountStartsAgainWhenFilled: the bytes read ahead of a gap
+// count until the session's expected MsgSeqNum reaches the last message
+// counted (the gap filled, the messages behind it handled), the moment
+// QuickFIX/Go has answered the last of them: a client that reads that
+// answer and opens the next gap at once starts a new count. The count
+// went on while the expected number stood at the last message (it moves
+// after the answer), and two gaps of two thirds of the bound, filled one
+// after the other, logged the session out.
+func TestAheadOfGapCountStartsAgainWhenFilled(t *testing.T) {
+	const queue, msg = 4, 1000
+	expected := 1
+	c := &Conn{l: &Listener{cfg: Config{SessionInboundQueue: queue, AheadBytesMax: 3 * msg}}, fr: &framer{},
+		targetLooked: true, nextTarget: func() int { return expected }}
+	read := func(seq uint64) bool {
+		c.fr.seqNumValue = seq
+		return c.aheadOfGap(msg)
+	}
+	// A gap at 1; messages 2 to 11 read, the first queue+aheadSlack not
+	// counted: two messages ahead, within the bound of three.
+	for seq := uint64(2); seq <= 11; seq++ {
+		if read(seq) {
+			t.Fatalf("message %d ahead of the first gap over the bound", seq)
+		}
+	}
+	// The gap filled: QuickFIX/Go handled 1 to 10 and answers 11, the
+	// expected number still at 11. The next gap, at 12: 13 to 22 read.
+	expected = 11
+	for seq := uint64(13); seq <= 22; seq++ {
+		if read(seq) {
+			t.Fatalf("message %d ahead of the second gap over the bound: the first gap's count went on", seq)
+		}
+	}
+	// Unfilled, the second gap's count reaches the bound.
+	over := false
+	for seq := uint64(23); seq <= 30 && !over; seq++ {
+		over = read(seq)
+	}
+	if !over {
+		t.Fatal("messages ahead of an unfilled gap never reached the bound")
+	}
+}
