@@ -204,8 +204,8 @@ const aheadSlack = 4
 // Config.AheadBytesMax. A message is ahead when its MsgSeqNum is above the
 // session's expected one by more than the messages QuickFIX/Go may have read
 // and not handled yet; the count starts again once the expected MsgSeqNum
-// has passed every message counted (the gap filled, QuickFIX/Go's stash of
-// them handled) or went down (a sequence reset, which drops the stash).
+// has reached the last message counted (the gap filled, QuickFIX/Go's stash
+// of them handled) or went down (a sequence reset, which drops the stash).
 // A SequenceReset that jumps forward is handled a few messages after it is
 // read: the messages read meanwhile count, at most
 // SessionInboundQueue+aheadSlack of them, well within the bound.

@@ -191,8 +191,9 @@
 // session expects), the edge counts the bytes of the messages read ahead of
 // the expected MsgSeqNum, beyond those QuickFIX/Go may have read and not
 // handled yet (Config.SessionInboundQueue, its InChanCapacity, and a few
-// more); the count starts again once the expected MsgSeqNum has passed every
-// message counted, or went down (a sequence reset). Past AheadBytesMax (16
+// more); the count starts again once the expected MsgSeqNum has reached the
+// last message counted (QuickFIX/Go moves it on after its answer, which the
+// client may read first), or went down (a sequence reset). Past AheadBytesMax (16
 // MiB) the session is logged out (Config.LogOut, "too much sent ahead of a
 // sequence gap: …") and what its client sends after is dropped. A
 // SequenceReset that moves the expected MsgSeqNum forward is handled a few
