@@ -557,15 +557,7 @@ func TestMarketOrdersAloneUncrossAtTheReference(t *testing.T) {
 // so when it returns.
 func marketOrdersInACall(t *testing.T) (*Server, *fixclient.Client, *fixclient.Client) {
 	t.Helper()
-	cfg := testConfig(t, t.TempDir(), adminConfig())
-	withMarketData(t, cfg)
-	for i := range cfg.Instruments {
-		if cfg.Instruments[i].Symbol == "ACME" {
-			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
-		}
-	}
-	s := startServer(t, cfg, Options{})
-	md := imbalanceSubscriber(t, s)
+	s, md := closingCallVenue(t)
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "mkt-buy", side: "1", qty: "5", typ: "1"})
 	sendOrder(t, c, order{id: "mkt-sell", side: "2", qty: "5", typ: "1"})
@@ -586,15 +578,7 @@ func marketOrdersInACall(t *testing.T) (*Server, *fixclient.Client, *fixclient.C
 // buyer's benefit alone.
 func TestUncrossAtTheReferenceBetweenCandidates(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, t.TempDir(), adminConfig())
-	withMarketData(t, cfg)
-	for i := range cfg.Instruments {
-		if cfg.Instruments[i].Symbol == "ACME" {
-			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
-		}
-	}
-	s := startServer(t, cfg, Options{})
-	md := imbalanceSubscriber(t, s)
+	s, md := closingCallVenue(t)
 	buyer := logon(t, s, "CLIENT1", true)
 	seller := logon(t, s, "CLIENT3", true)
 	sendOrder(t, buyer, order{id: "bid", side: "1", qty: "10", px: "101.00"})
@@ -610,4 +594,20 @@ func TestUncrossAtTheReferenceBetweenCandidates(t *testing.T) {
 	}
 	expectER(t, buyer, map[int]string{11: "bid", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "4"})
 	expectER(t, seller, map[int]string{11: "ask", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "4"})
+}
+
+// closingCallVenue starts a venue with market data and ACME in its closing
+// call, and an imbalance subscriber to ACME.
+func closingCallVenue(t *testing.T) (*Server, *fixclient.Client) {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	withMarketData(t, cfg)
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].Status = venue.TradingStatusClosingCall
+		}
+	}
+	s := startServer(t, cfg, Options{})
+	md := imbalanceSubscriber(t, s)
+	return s, md
 }

@@ -271,10 +271,7 @@ func TestFailedStartEnds(t *testing.T) {
 func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
-	withMarketData(t, cfg)
-	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
-	cfg.Journal.SnapshotInterval.Duration = 0
+	cfg := daysInSegmentsConfig(t, dir)
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
@@ -434,10 +431,7 @@ func TestLastEndOfDaySurvivesARestart(t *testing.T) {
 func TestArchiveFailureIsCounted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
-	withMarketData(t, cfg)
-	cfg.Journal.SegmentBytes = 65536 // a day fills several segments
-	cfg.Journal.SnapshotInterval.Duration = 0
+	cfg := daysInSegmentsConfig(t, dir)
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	failures := func() string {
@@ -480,4 +474,16 @@ func endOfDay(t *testing.T, s *Server) ops.EndOfDayReport {
 		t.Fatalf("eod: %d %+v", code, res)
 	}
 	return *res.EndOfDay
+}
+
+// daysInSegmentsConfig is the configuration of a venue in dir whose days
+// fill several journal segments (64 KiB), with no periodic snapshot (an
+// end of day takes its own) and no cancel on disconnect.
+func daysInSegmentsConfig(t *testing.T, dir string) *config.Config {
+	t.Helper()
+	cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	withMarketData(t, cfg)
+	cfg.Journal.SegmentBytes = 65536
+	cfg.Journal.SnapshotInterval.Duration = 0
+	return cfg
 }
