@@ -385,51 +385,52 @@ func (b *backup) streamFile(src, dst string) (ok bool, err error) {
 		return false, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	err = copySynced(dst, in, func(n int) {
+		b.done += int64(n)
+		b.bar.update(journal.Progress{BytesDone: b.done, BytesTotal: b.total})
+	})
+	return err == nil, err
+}
+
+func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
+
+// writeSynced writes data to a new file at path, synced.
+func writeSynced(path string, data []byte) error {
+	return copySynced(path, bytes.NewReader(data), nil)
+}
+
+// copySynced copies r to a new file at path (never one there: the copy's
+// files are its own), in pieces, each counted (when counted is not nil),
+// and syncs it.
+func copySynced(path string, r io.Reader, counted func(n int)) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
-		return false, err
+		return err
 	}
 	buf := make([]byte, 1<<20)
 	for {
-		n, rerr := in.Read(buf)
+		n, rerr := r.Read(buf)
 		if n > 0 {
 			if _, err := out.Write(buf[:n]); err != nil {
 				out.Close()
-				return false, err
+				return err
 			}
-			b.done += int64(n)
-			b.bar.update(journal.Progress{BytesDone: b.done, BytesTotal: b.total})
+			if counted != nil {
+				counted(n)
+			}
 		}
 		if rerr == io.EOF {
 			break
 		} else if rerr != nil {
 			out.Close()
-			return false, rerr
+			return rerr
 		}
 	}
 	if err := out.Sync(); err != nil {
 		out.Close()
-		return false, err
-	}
-	return true, out.Close()
-}
-
-func allZero(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
-
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
-	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return out.Close()
 }
 
 // syncDirs makes the copy's names durable, the directories made and the
