@@ -29,11 +29,13 @@ type responder struct {
 	resendAfterLogon bool          // send ResendRequest(1..0) right after Logon
 	testRequest      string        // send TestRequest with this TestReqID after Logon
 	skipSeqAtOrder   int           // skip one outbound MsgSeqNum before answering this order
+	closeAtOrder     int           // close the connection, unanswered, on this order
 
 	mu         sync.Mutex
 	orders     int
 	dropped    int
 	rejected   int
+	closed     int
 	gapFills   []*fixclient.Message
 	heartbeats []*fixclient.Message
 	newOrders  []*fixclient.Message
@@ -128,6 +130,12 @@ func (r *responder) serve(c net.Conn) {
 			return
 		case "D":
 			nOrders++
+			if nOrders == r.closeAtOrder {
+				r.mu.Lock()
+				r.closed++
+				r.mu.Unlock()
+				return
+			}
 			if err := r.onOrder(rc, m, nOrders); err != nil {
 				return
 			}

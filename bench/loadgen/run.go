@@ -22,7 +22,26 @@ const (
 	drainPoll = 5 * time.Millisecond
 	// progressInterval is the period of the progress line.
 	progressInterval = time.Second
+	// signalGrace bounds how long a run whose venue went away (its Logons
+	// refused, or every session closed) waits for its own context to end
+	// before it reads as a failure. A Ctrl-C at a terminal reaches its
+	// whole process group, a venue run beside the load too, and that
+	// venue closing the sessions as it stops can reach the load before
+	// the load's own signal handler has ended its context.
+	signalGrace = 500 * time.Millisecond
 )
+
+// stoppedWithin reports whether ctx ends within d.
+func stoppedWithin(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // runner is the state of one run shared by its sessions.
 type runner struct {
@@ -88,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				s.conn.Close()
 			}
 		}
-		if ctx.Err() != nil {
+		if stoppedWithin(ctx, signalGrace) {
 			// Stopped while logging on (a Ctrl-C reaches a venue run
 			// beside the load too, which refuses the Logons as it stops):
 			// the run says it was interrupted with nothing sent, as one
@@ -115,7 +134,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.stopping.Store(true)
 		<-sendersDone
 	}
-	if r.drain(ctx) {
+	if r.drain(ctx) || r.failed.Load() == int64(len(r.sessions)) && stoppedWithin(ctx, signalGrace) {
+		// Every session closed by a venue that a Ctrl-C stopped before
+		// it reached the load (signalGrace) is an interrupted run too.
 		r.stopping.Store(true)
 	}
 	stopProgress()

@@ -353,3 +353,64 @@ func TestRunInterruptedWhileLoggingOn(t *testing.T) {
 		t.Fatalf("a run interrupted while logging on: %+v, %v; want an interrupted result with nothing sent", res, err)
 	}
 }
+
+// TestRunStoppedAsItsVenueGoesAway: a Ctrl-C at a terminal reaches a venue
+// run beside the load too, and the venue closing the sessions as it stops
+// can reach the load before its own signal handler ends its context. A
+// context ending within signalGrace of the venue going away is an
+// interrupted run, whether the venue refused the Logons (the run was an
+// error, as one that could not start is, and bench-fix.sh's result file was
+// left empty) or closed every session after them (the run read as failed,
+// its sessions lost).
+func TestRunStoppedAsItsVenueGoesAway(t *testing.T) {
+	t.Run("logon refused", func(t *testing.T) {
+		closing, err := net.Listen("tcp", "127.0.0.1:0") // reads the Logon, closes
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closing.Close()
+		closed := make(chan struct{}, 1)
+		go func() {
+			for {
+				c, err := closing.Accept()
+				if err != nil {
+					return
+				}
+				c.Read(make([]byte, 512))
+				c.Close()
+				closed <- struct{}{}
+			}
+		}()
+		cfg := testConfig(closing.Addr().String(), 100, 100*time.Millisecond)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { <-closed; time.Sleep(50 * time.Millisecond); cancel() }()
+		res, err := Run(ctx, cfg)
+		if err != nil || res == nil || !res.Interrupted || res.OrdersSent != 0 {
+			t.Fatalf("a run whose Logon a stopping venue refused: %+v, %v; want an interrupted result with nothing sent", res, err)
+		}
+	})
+	t.Run("sessions closed", func(t *testing.T) {
+		r := newResponder(t, func(r *responder) { r.closeAtOrder = 3 })
+		cfg := testConfig(r.addr(), 100, 10*time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			for i := 0; i < 2000; i++ {
+				r.mu.Lock()
+				closed := r.closed
+				r.mu.Unlock()
+				if closed > 0 {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			cancel()
+		}()
+		res, err := Run(ctx, cfg)
+		if err != nil || !res.Interrupted || len(res.SessionErrors) != 1 {
+			t.Fatalf("a run whose sessions a stopping venue closed: %+v, %v; want an interrupted result with its session's error", res, err)
+		}
+	})
+}
