@@ -81,6 +81,11 @@ type Config struct {
 type Venue struct {
 	SenderCompID string `toml:"sender_comp_id"`
 	DataDir      string `toml:"data_dir"`
+	// Currency is the currency every instrument is priced and settled in
+	// (an ISO 4217 code): an order naming another in Currency (15) is
+	// refused, and SecurityList entries carry it. Empty: Currency is not
+	// checked (gateway/doc.go, "Currency and settlement").
+	Currency string `toml:"currency"`
 }
 
 // FIX holds the FIX listener and edge limits.
@@ -704,6 +709,20 @@ func CheckFeedAddr(key, addr string) error {
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
+// currencyCode reports whether s has the form of an ISO 4217 code, as FIX's
+// Currency (15) takes it.
+func currencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *Config) validate() error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -714,6 +733,9 @@ func (c *Config) validate() error {
 	}
 	if c.Venue.DataDir == "" {
 		add("venue.data_dir: must not be empty")
+	}
+	if c.Venue.Currency != "" && !currencyCode(c.Venue.Currency) {
+		add("venue.currency: %q is not a currency code of three capital letters (ISO 4217, e.g. \"USD\"), or empty for no check", c.Venue.Currency)
 	}
 	if err := checkAddr("fix.addr", c.FIX.Addr); err != nil {
 		errs = append(errs, err)

@@ -26,7 +26,7 @@ func TestDefaultConfig(t *testing.T) {
 	if c.Sessions[0].CompID != "CLIENT1" || c.Sessions[31].CompID != "CLIENT32" {
 		t.Fatalf("sessions = %s … %s", c.Sessions[0].CompID, c.Sessions[31].CompID)
 	}
-	if c.FIX.Addr != "127.0.0.1:9878" || c.Metrics.Addr != "127.0.0.1:9464" || c.Venue.SenderCompID != "VENUE" {
+	if c.FIX.Addr != "127.0.0.1:9878" || c.Metrics.Addr != "127.0.0.1:9464" || c.Venue.SenderCompID != "VENUE" || c.Venue.Currency != "USD" {
 		t.Fatalf("addresses: %+v %+v", c.FIX, c.Metrics)
 	}
 	if got := c.InstrumentsMax(); got != len(c.Instruments)+InstrumentsAddedDefault {
@@ -116,6 +116,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		// store files, as the clients' do.
 		{"[venue]\nsender_comp_id = \"" + strings.Repeat("V", 65) + "\"", `venue.sender_comp_id: "VVVV`},
 		{"[venue]\nsender_comp_id = \"VEN\\u0001UE\"", `venue.sender_comp_id: "VEN\x01UE" is not 1 to 64 printable ASCII characters`},
+		{"[venue]\ncurrency = \"usd\"", `venue.currency: "usd" is not a currency code of three capital letters`},
+		{"[venue]\ncurrency = \"EURO\"", `venue.currency: "EURO" is not a currency code`},
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"V\\u0001\"", `session[0].venue_comp_id: "V\x01" is not 1 to 64 printable ASCII characters`},
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"V B\"", `session[0].venue_comp_id: "V B"`},
 		{"[[session]]\ncomp_id = \"A\"\nvenue_comp_id = \"" + strings.Repeat("V", 65) + "\"", "session[0].venue_comp_id"},

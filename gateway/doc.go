@@ -139,6 +139,19 @@
 // it (SecurityType, CFICode, Product) is taken. The Validator's fast check says whether a message has
 // any of these tags (CheckFor), so a plain order costs no lookup of them.
 //
+// # Currency and settlement
+//
+// The venue prices every instrument in one currency (Config.Currency, the
+// configuration's [venue] currency) and settles every trade on one cycle.
+// An order or replace whose Currency (15) is another, or that asks for
+// another settlement, a SettlType (63) other than 0 (Regular) or any
+// SettlDate (64), is refused as an unsupported order field (OrdRejReason
+// 11; a replace CxlRejReason 99, the order left as it is), the Text naming
+// the field, never traded on terms its sender did not ask for. Currency
+// naming the venue's own, and SettlType 0, ask nothing and are taken. Each
+// SecurityList entry carries the currency. With no currency configured,
+// Currency is not checked and SecurityList entries carry none.
+//
 // # GTD expiry
 //
 // A GTD order (TimeInForce 6) gives its expiry as ExpireTime (126, UTC), or

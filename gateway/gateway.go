@@ -119,6 +119,10 @@ type Config struct {
 	// order's ExpireDate (432): the schedule's end of day on that date in
 	// its time zone (schedule.Plan.DateEnd). Unset: the date's end in UTC.
 	MarketDateEnd func(year int, month time.Month, day int) time.Time
+	// Currency is the venue's currency (ISO 4217): an order naming another
+	// in Currency (15) is refused, and SecurityList entries carry it.
+	// Empty: Currency is not checked ("Currency and settlement" in doc.go).
+	Currency string
 	// OrderToER, when set, records for each answer to a client's message
 	// the nanoseconds from its arrival to its hand-over to the session
 	// (after durability), in the venue's HdrHistograms (package latency);

@@ -149,7 +149,7 @@ func (g *Gateway) parseOrder(m *quickfix.Message, look bool) (orderFields, *reje
 	if rej := o.restingOnly(); rej != nil {
 		return o, rej
 	}
-	if rej := o.unsupported(m, look); rej != nil {
+	if rej := o.unsupported(m, look, g.cfg.Currency); rej != nil {
 		return o, rej
 	}
 	return o, nil
@@ -337,6 +337,9 @@ var unsupportedTagSet = func() (set TagSet) {
 	}
 	_ = set.Add(tag.PriceType)
 	_ = set.Add(tag.MinQty)
+	_ = set.Add(tag.Currency)
+	_ = set.Add(tag.SettlType)
+	_ = set.Add(tag.SettlDate)
 	_ = set.Add(tag.ExpireTime)
 	_ = set.Add(tag.ExpireDate)
 	_ = set.Add(tag.NoTradingSessions)
@@ -349,7 +352,8 @@ var unsupportedTagSet = func() (set TagSet) {
 // MinQty (110) above the lot (every fill is at least a lot, so a smaller one
 // asks nothing) or a PriceType (423) other than 2 (per unit). It looks only
 // when the message may have one of them (FromApp learns it from Validator.CheckFor).
-func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
+// Its Currency and settlement terms are settlement's.
+func (o *orderFields) unsupported(m *quickfix.Message, look bool, currency string) *rejection {
 	if !look {
 		return nil
 	}
@@ -367,6 +371,9 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 	if rej := o.tradingSessions(m); rej != nil {
 		return rej
 	}
+	if rej := o.settlement(m, currency); rej != nil {
+		return rej
+	}
 	if v := fieldBytes(m, tag.PriceType); len(v) > 0 && string(v) != "2" {
 		return &rejection{ordRejUnsupportedOrderChar, "unsupported PriceType (423) " + string(v) + ": prices are per unit (2)"}
 	}
@@ -379,6 +386,26 @@ func (o *orderFields) unsupported(m *quickfix.Message, look bool) *rejection {
 		case q > lot:
 			return &rejection{ordRejUnsupportedOrderChar, "unsupported MinQty (110) " + string(v) + ": no minimum fill beyond the lot of " + strconv.FormatInt(lot, 10)}
 		}
+	}
+	return nil
+}
+
+// settlement refuses an order whose Currency (15) is not the venue's
+// (currency; any when it is empty) or that asks for a settlement other than
+// the venue's regular one: a SettlType (63) other than 0 (Regular), or a
+// SettlDate (64). The venue prices every instrument in one currency and
+// settles every trade on one cycle; an order taken with other terms would
+// trade on terms its sender did not ask for (doc.go, "Currency and
+// settlement").
+func (o *orderFields) settlement(m *quickfix.Message, currency string) *rejection {
+	if v := fieldBytes(m, tag.Currency); len(v) > 0 && currency != "" && string(v) != currency {
+		return &rejection{ordRejUnsupportedOrderChar, "unsupported Currency (15) " + string(v) + ": " + o.inst.Symbol + " trades in " + currency}
+	}
+	if v := fieldBytes(m, tag.SettlType); len(v) > 0 && string(v) != "0" {
+		return &rejection{ordRejUnsupportedOrderChar, "unsupported SettlType (63) " + string(v) + ": trades settle on the venue's regular cycle (0)"}
+	}
+	if m.Body.Has(tag.SettlDate) {
+		return &rejection{ordRejUnsupportedOrderChar, "unsupported SettlDate (64): trades settle on the venue's regular cycle"}
 	}
 	return nil
 }

@@ -53,14 +53,15 @@ func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
 	w.str(tag.SecurityRequestResult, string(securityRequestValid)).int(tag.TotNoRelatedSym, int64(len(list))).
 		str(tag.LastFragment, string(fixYes)).int(tag.NoRelatedSym, int64(len(list)))
 	for _, in := range list {
-		writeSecurity(&w, in)
+		writeSecurity(&w, in, g.cfg.Currency)
 	}
 	s.out.enqueue(w.message("y"))
 }
 
 // writeSecurity writes one NoRelatedSym entry, in the group's order: Symbol,
-// NoStipulations, RoundLot, MinTradeVol, Text.
-func writeSecurity(w *fixBody, in *Instrument) {
+// Currency (the venue's, when it has one), NoStipulations, RoundLot,
+// MinTradeVol, Text.
+func writeSecurity(w *fixBody, in *Instrument, currency string) {
 	tick := in.Tick.String()
 	minQty := strconv.FormatInt(in.MinQty, 10)
 	lot := strconv.FormatInt(in.LotSize, 10)
@@ -72,7 +73,11 @@ func writeSecurity(w *fixBody, in *Instrument) {
 		text += ", price band " + band
 		stips++
 	}
-	w.str(tag.Symbol, in.Symbol).int(tag.NoStipulations, stips).
+	w.str(tag.Symbol, in.Symbol)
+	if currency != "" {
+		w.str(tag.Currency, currency)
+	}
+	w.int(tag.NoStipulations, stips).
 		str(tag.StipulationType, string(stipulationMinIncrement)).str(tag.StipulationValue, tick).
 		str(tag.StipulationType, string(stipulationMinQty)).str(tag.StipulationValue, minQty)
 	if band != "" {

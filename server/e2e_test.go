@@ -101,7 +101,7 @@ func TestOrderLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sl.String(), "55=ACME|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|58=tick size 0.01, lot 1, quantity 1 to 100000, price band 90.00-110.00|") {
+	if !strings.Contains(sl.String(), "55=ACME|15=USD|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|58=tick size 0.01, lot 1, quantity 1 to 100000, price band 90.00-110.00|") {
 		t.Fatalf("security list: %s", sl)
 	}
 

@@ -1006,6 +1006,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		gcfg.ReplayEvents = s.replayEvents
 	}
 	gcfg.EventRingSlots = cfg.Engine.EventRingSlots
+	gcfg.Currency = cfg.Venue.Currency
 	if cfg.Schedule.Enabled {
 		gcfg.MarketDateEnd = schedule.New(cfg.Schedule).DateEnd
 		// The control plane is built after the gateway, and before a FIX

@@ -584,7 +584,7 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 	run("security list", func(t *testing.T) {
 		a.send("x", "320", "sl1", "559", "4")
 		m := a.expect("y", map[int]string{320: "sl1", 560: "0", 146: "4"})
-		if !strings.Contains(m.raw, "55=ACME|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|") {
+		if !strings.Contains(m.raw, "55=ACME|15=USD|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|") {
 			t.Errorf("security list: %s", m.raw)
 		}
 		a.send("x", "320", "sl2", "559", "0", "55", "NOPE")
