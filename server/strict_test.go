@@ -673,6 +673,42 @@ func TestStrictClientAcceptsEveryMessage(t *testing.T) {
 		a.expect("X", map[int]string{262: "md1", 279: "2"})
 	})
 
+	run("market data trades", func(t *testing.T) {
+		// The last trade (269=2) and the day's volume (269=B), in a W and
+		// an X a strict client takes. ACME's book is empty after the
+		// subtest before; b trades with itself (no Account, so no
+		// self-trade prevention).
+		types := quickfix.NewRepeatingGroup(tag.NoMDEntryTypes, quickfix.GroupTemplate{quickfix.GroupElement(tag.MDEntryType)})
+		types.Add().SetString(tag.MDEntryType, "2")
+		types.Add().SetString(tag.MDEntryType, "B")
+		syms := quickfix.NewRepeatingGroup(tag.NoRelatedSym, quickfix.GroupTemplate{quickfix.GroupElement(tag.Symbol)})
+		syms.Add().SetString(tag.Symbol, "ACME")
+		m := quickfix.NewMessage()
+		m.Header.SetString(tag.MsgType, "V")
+		m.Body.SetString(tag.MDReqID, "mdt")
+		m.Body.SetString(tag.SubscriptionRequestType, "1")
+		m.Body.SetString(tag.MarketDepth, "0")
+		m.Body.SetString(tag.MDUpdateType, "1")
+		m.Body.SetGroup(types)
+		m.Body.SetGroup(syms)
+		if err := quickfix.SendToTarget(m, a.id); err != nil {
+			t.Fatal(err)
+		}
+		w := a.expect("W", map[int]string{262: "mdt", 55: "ACME"})
+		if !strings.Contains(w.raw, "|269=B|271=") {
+			t.Errorf("snapshot without the day's volume: %s", w.raw)
+		}
+		b.send("D", limit("mdt-b", "ACME", "1", "3", "99.00")...)
+		b.expect("8", map[int]string{11: "mdt-b", 150: "0"})
+		b.send("D", limit("mdt-s", "ACME", "2", "3", "99.00")...)
+		b.expect("8", map[int]string{11: "mdt-s", 150: "F"})
+		b.expect("8", map[int]string{11: "mdt-b", 150: "F"})
+		x := a.expect("X", map[int]string{262: "mdt", 279: "0", 269: "2", 270: "99.00", 271: "3"})
+		if !strings.Contains(x.raw, "|279=1|269=B|55=ACME|271=") {
+			t.Errorf("a trade's refresh without the day's volume: %s", x.raw)
+		}
+	})
+
 	run("business and session rejects", func(t *testing.T) {
 		// A type the venue does not take: its ID field echoed as
 		// BusinessRejectRefID (379), which FIX 4.4 requires when the

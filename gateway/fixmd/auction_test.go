@@ -167,7 +167,7 @@ func TestImbalanceEntries(t *testing.T) {
 		t.Fatalf("snapshot after the call: %q", got)
 	}
 
-	h.Handle(1, requestTypes("bad", "1", "2"))
+	h.Handle(1, requestTypes("bad", "1", "4"))
 	expect(t, r, "Y", "bad", "8")
 }
 

@@ -14,7 +14,8 @@
 // SubscriptionRequestType, 5 unsupported MarketDepth, 6 unsupported
 // MDUpdateType, 7 AggregatedBook N (a book by order: the
 // venue serves price levels, each with NumberOfOrders), 8 an MDEntryType
-// other than bid (0), offer (1) and imbalance (A), 9 a TradingSessionID
+// other than bid (0), offer (1), trade (2), imbalance (A) and trade volume
+// (B), 9 a TradingSessionID
 // other than ALL or the requested symbols (each instrument is the trading
 // session of its symbol, as in TradingSessionStatus) or one that leaves a
 // requested symbol out, and any TradingSessionSubID, A a Scope other than
@@ -39,6 +40,20 @@
 // ResendRequest: the gateway has QuickFIX/Go gap-fill them, as the book
 // they showed is stale by then (docs/ARCHITECTURE.md, "FIX 4.4 conformance
 // of outbound messages").
+//
+// # Trades
+//
+// A subscription to MDEntryType 2 (trade) gets the instrument's last trade
+// as one entry, MDEntryPx its price and MDEntrySize its quantity: in the W
+// once the instrument has traded, and as an X entry with MDUpdateAction 0
+// (new) in each refresh in which it traded. Refreshes carry state, not
+// events ("Slow readers"): trades between two refreshes, close together or
+// while the client was slow to read, come as the last of them; each trade
+// is on the binary feed (marketdata). MDEntryType B (trade volume) is the
+// quantity traded in the trading day, MDEntrySize alone, in the W and as an
+// X entry with MDUpdateAction 1 when it changes; an end of day sets it to 0
+// and keeps the last trade. Both come from the feed's instrument state, so
+// a client joining later and one subscribed all along agree.
 //
 // # Auctions
 //

@@ -10,9 +10,11 @@ package fixmd
 type mdEntryType string
 
 const (
-	mdEntryBid       mdEntryType = "0"
-	mdEntryOffer     mdEntryType = "1"
-	mdEntryImbalance mdEntryType = "A"
+	mdEntryBid         mdEntryType = "0"
+	mdEntryOffer       mdEntryType = "1"
+	mdEntryTrade       mdEntryType = "2"
+	mdEntryImbalance   mdEntryType = "A"
+	mdEntryTradeVolume mdEntryType = "B"
 )
 
 // mdUpdateAction is FIX MDUpdateAction (279).

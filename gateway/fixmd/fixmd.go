@@ -70,7 +70,7 @@ type mdSub struct {
 }
 
 // entryTypes are the MDEntryTypes a request asked for.
-type entryTypes struct{ bids, offers, imbalance bool }
+type entryTypes struct{ bids, offers, trade, imbalance, volume bool }
 
 // Handler serves MarketDataRequests from a depth cache.
 //
@@ -340,10 +340,14 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 				want.bids = true
 			case mdEntryOffer:
 				want.offers = true
+			case mdEntryTrade:
+				want.trade = true
 			case mdEntryImbalance:
 				want.imbalance = true
+			case mdEntryTradeVolume:
+				want.volume = true
 			default:
-				f.reject(idx, reqID, mdRejUnsupportedEntry, "MDEntryType "+t+" is not supported (0 bid, 1 offer and A imbalance are)")
+				f.reject(idx, reqID, mdRejUnsupportedEntry, "MDEntryType "+t+" is not supported (0 bid, 1 offer, 2 trade, A imbalance and B trade volume are)")
 				return nil
 			}
 		}
@@ -444,8 +448,8 @@ const venueTradingSession = "ALL"
 // not have, else "": a Scope (546) other than 1 (local market: the venue
 // serves its own book, not a national or global one), or any
 // OpenCloseSettlFlag (286), which qualifies opening, closing and
-// settlement prices, none of which the venue serves (MDEntryType 0, 1 and
-// A only). MDImplicitDelete (547) is taken either way: a level that leaves
+// settlement prices, none of which the venue serves (MDEntryType 0, 1, 2,
+// A and B only). MDImplicitDelete (547) is taken either way: a level that leaves
 // the requested depth is always deleted explicitly (279=2), before the
 // level that takes its place is added (marketdata.AppendLevelChanges), so
 // a client that deletes such levels itself finds every delete consistent.
@@ -676,11 +680,40 @@ func (f *Handler) fullRefresh(sub *mdSub, d *marketdata.Depth) *quickfix.Message
 			f.entry(g, sub, "", mdEntryOffer, l)
 		}
 	}
+	if sub.types.trade && d.State.LastTradeQty > 0 {
+		f.tradeEntry(g, sub, "", d.State)
+	}
 	if sub.types.imbalance && d.State.Indicative.Active {
 		f.imbalanceEntry(g, sub, "", d.State.Indicative)
 	}
+	if sub.types.volume {
+		f.volumeEntry(g, sub, "", d.State.Volume)
+	}
 	m.Body.SetGroup(g)
 	return m
+}
+
+// tradeEntry is the instrument's last trade as an MDEntryType 2 entry
+// ("Trades" in doc.go): MDEntryPx its price, MDEntrySize its quantity.
+func (f *Handler) tradeEntry(g *quickfix.RepeatingGroup, sub *mdSub, action mdUpdateAction, st marketdata.InstrumentState) {
+	row := f.row(g, sub, action, mdEntryTrade)
+	row.SetString(tag.MDEntryPx, string(decimal.FormatTicks(nil, st.LastTradePriceTicks, sub.tick)))
+	row.SetString(tag.MDEntrySize, strconv.FormatInt(st.LastTradeQty, 10))
+}
+
+// volumeEntry is the quantity the instrument has traded in the trading day
+// as an MDEntryType B entry (MDEntrySize; "Trades" in doc.go).
+func (f *Handler) volumeEntry(g *quickfix.RepeatingGroup, sub *mdSub, action mdUpdateAction, volume int64) {
+	row := f.row(g, sub, action, mdEntryTradeVolume)
+	row.SetString(tag.MDEntrySize, strconv.FormatInt(volume, 10))
+}
+
+// tradeChanged reports whether the last trade differs between two states:
+// a trade at the last one's price and quantity moves the day's volume (an
+// end of day sets the volume to 0 and keeps the last trade).
+func tradeChanged(was, now marketdata.InstrumentState) bool {
+	return was.LastTradePriceTicks != now.LastTradePriceTicks || was.LastTradeQty != now.LastTradeQty ||
+		now.Volume > was.Volume
 }
 
 // updateAction is the MDUpdateAction of a level change.
@@ -701,7 +734,9 @@ func updateAction(k marketdata.UpdateActionKind) mdUpdateAction {
 func (f *Handler) changedFor(sub *mdSub) bool {
 	return sub.types.bids && !slices.Equal(sub.prev.Bids, f.scratch.Bids) ||
 		sub.types.offers && !slices.Equal(sub.prev.Asks, f.scratch.Asks) ||
-		sub.types.imbalance && sub.prev.State.Indicative != f.scratch.State.Indicative
+		sub.types.imbalance && sub.prev.State.Indicative != f.scratch.State.Indicative ||
+		sub.types.trade && tradeChanged(sub.prev.State, f.scratch.State) ||
+		sub.types.volume && sub.prev.State.Volume != f.scratch.State.Volume
 }
 
 // refresh appends to out what changed for one subscription (f.mu held).
@@ -723,7 +758,9 @@ func (f *Handler) refresh(out []mdOut, sub *mdSub) []mdOut {
 		}
 		was, now := sub.prev.State.Indicative, f.scratch.State.Indicative
 		imbalance := sub.types.imbalance && was != now
-		if len(bids)+len(asks) > 0 || imbalance {
+		trade := sub.types.trade && tradeChanged(sub.prev.State, f.scratch.State)
+		volume := sub.types.volume && sub.prev.State.Volume != f.scratch.State.Volume
+		if len(bids)+len(asks) > 0 || imbalance || trade || volume {
 			m := quickfix.NewMessage()
 			m.Header.SetString(tag.MsgType, "X")
 			m.Body.SetString(tag.MDReqID, sub.reqID)
@@ -734,6 +771,10 @@ func (f *Handler) refresh(out []mdOut, sub *mdSub) []mdOut {
 			for _, c := range asks {
 				f.entry(g, sub, updateAction(c.Action), mdEntryOffer, c.Level)
 			}
+			if trade {
+				// Each trade is a new entry, never a change of the last.
+				f.tradeEntry(g, sub, mdUpdateNew, f.scratch.State)
+			}
 			if imbalance {
 				switch {
 				case !now.Active:
@@ -743,6 +784,9 @@ func (f *Handler) refresh(out []mdOut, sub *mdSub) []mdOut {
 				default:
 					f.imbalanceEntry(g, sub, mdUpdateNew, now)
 				}
+			}
+			if volume {
+				f.volumeEntry(g, sub, mdUpdateChange, f.scratch.State.Volume)
 			}
 			m.Body.SetGroup(g)
 			out = append(out, mdOut{sub.session, m})
