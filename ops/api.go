@@ -1248,6 +1248,12 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusConflict, "invalid_transition", "session %s is not disabled (nothing changed)", s.CompID)
 		return
 	}
+	if kind != venue.OperatorActionTypeSessionLogout {
+		// A disable or enable changes a record kept beside the snapshots
+		// (recordGate), once its command is durable.
+		o.recordGate.RLock()
+		defer o.recordGate.RUnlock()
+	}
 	res, late, err := o.doLate(Action{Kind: kind, Session: s.Idx, Operator: operator, Reason: reason})
 	if err == nil && res.Reason == venue.RejectReasonNone {
 		// Journaled and durable: now act on the connection.

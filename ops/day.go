@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -825,6 +826,29 @@ func (o *Ops) endedDayRecorded() error {
 		}
 	}
 	return nil
+}
+
+// SnapshotGate is SnapshotHeldBack for a periodic snapshot, made one step
+// with the snapshot's command: on nil error the caller publishes it and
+// then calls release. A session's disable or enable whose record is not
+// known written yet (recordGate: its command published, or its call timed
+// out before it was carried out) holds the snapshot back too.
+func (o *Ops) SnapshotGate() (release func(), err error) {
+	if !o.recordGate.TryLock() {
+		return nil, errors.New("a session's disable or enable is being journaled and its record written")
+	}
+	if err := o.SnapshotHeldBack(); err != nil {
+		o.recordGate.Unlock()
+		return nil, err
+	}
+	o.stateMu.Lock()
+	awaited := slices.ContainsFunc(o.awaitedActions, func(a awaitedAction) bool { return a.kind != venue.OperatorActionTypeSessionLogout })
+	o.stateMu.Unlock()
+	if awaited {
+		o.recordGate.Unlock()
+		return nil, errors.New("a session's disable or enable whose call timed out is not carried out yet")
+	}
+	return o.recordGate.Unlock, nil
 }
 
 // SnapshotHeldBack says why a snapshot must wait (nil: it may be taken

@@ -78,7 +78,10 @@
 // phase change: where the group stands in its day), or of phases.json
 // (phasesRecorded), or another record of the venue is behind its journal
 // (Config.Recorded: the disabled sessions), for the same reason: each is
-// written again before a snapshot. A single venue's start takes the phase
+// written again before a snapshot. The periodic snapshot's check and its
+// command are one step against a session's disable or enable, which holds
+// the check off from before its command is published until its file is
+// written or known behind (SnapshotGate). A single venue's start takes the phase
 // changes of the commands it replays after its snapshot over both files
 // (Config.Phases, Config.Groups) and writes them, so that a change made
 // durable whose record the disk refused, or a crash came before, holds.

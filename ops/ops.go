@@ -274,6 +274,13 @@ type Ops struct {
 	// once were both journaled and answered done. Per session, so that a
 	// slow action delays no other session's.
 	sessionMu map[uint16]*sync.Mutex
+	// recordGate makes a periodic snapshot's check of the records kept
+	// beside it and its command one step against the session disables and
+	// enables, which hold it (read) from before their command is published
+	// until their record is written or known behind (SnapshotGate): a
+	// snapshot published between a disable's command and its record's
+	// failed write held the disable while the file lacked it.
+	recordGate sync.RWMutex
 	// phaseMu orders phase changes (the schedule's and /v1/phase) with
 	// resumes, which return a halted instrument to its group's phase:
 	// phases[g] is group g's status as last set (phaseKnown[g]).

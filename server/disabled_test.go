@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,18 +115,32 @@ func TestDisableHoldsWithoutItsFile(t *testing.T) {
 // the commands after its snapshot, so a snapshot after the disable would
 // have let the session back in at the next start: the snapshots wait
 // until the file is written again, and once the disk takes it, a restart
-// from the snapshot that follows still refuses the session.
+// from the snapshot that follows still refuses the session. The disable's
+// command is made slow to become durable (300 ms), so that periodic
+// snapshots fall between its command and its file's write: one published
+// there held the disable while the file lacked it (a snapshot's check and
+// its command are one step against a disable: ops.Ops.SnapshotGate).
 func TestDisableNotWrittenHoldsSnapshotsBack(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, adminConfig())
 	cfg.Journal.SnapshotInterval.Duration = 100 * time.Millisecond
 	var logs lockedbuf.Buffer
-	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var slow atomic.Bool
+	slowSync := func(f *os.File, kind journal.SyncKind) error {
+		if kind == journal.SyncData && slow.Load() {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return journal.DefaultSync(f, kind)
+	}
+	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), JournalSync: slowSync})
 	c := logon(t, s, "CLIENT1", true)
 	unblock := blockWrite(t, dir, disabledSessionsFile)
 	var res ops.ActionResponse
-	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &res); code != 200 {
+	slow.Store(true)
+	code := adminCall(t, s, "POST", "/v1/sessions/CLIENT2/disable", aliceToken, `{"reason":"unpaid bill"}`, &res)
+	slow.Store(false)
+	if code != 200 {
 		t.Fatalf("disable with its file unwritable: %d, want 200 (the command is durable)", code)
 	}
 	// Commands after the disable: a periodic snapshot is due.

@@ -28,7 +28,9 @@
 // clock would run the matcher's timers before those transitions. The
 // periodic snapshot also waits while the last ended trading day or an
 // operator's phase change is not in schedule.state and phases.json, or the
-// disabled sessions are not in their file (ops.Ops.SnapshotHeldBack): a
+// disabled sessions are not in their file, or a disable or enable is
+// between its command and its file's write (ops.Ops.SnapshotGate, one step
+// with the snapshot's command): a
 // start from it would not know the day ended, would resume a halted
 // instrument into the schedule's phase or reopen a group closed early, or
 // would let a disabled session log on; and while an end of day runs

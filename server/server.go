@@ -884,8 +884,9 @@ func (s *Server) runSnapshots(interval time.Duration) {
 		// does not hold (a full disk) would not know the day ended, nor
 		// one after a disable the disabled sessions' file lacks that the
 		// session is disabled; without it, the start replays those
-		// commands (ops.Ops.SnapshotHeldBack).
-		if err := s.ops.SnapshotHeldBack(); err != nil {
+		// commands (ops.Ops.SnapshotGate).
+		release, err := s.ops.SnapshotGate()
+		if err != nil {
 			if !held {
 				s.log.Warn("periodic snapshot held back until the records a start reads beside it are written", "err", err)
 			}
@@ -902,6 +903,7 @@ func (s *Server) runSnapshots(interval time.Duration) {
 			c.SetTimestampNs(s.opts.Now().UnixNano())
 			c.SetSnapshotID(seq)
 		})
+		release()
 		if ok {
 			last = seq
 		}
