@@ -830,25 +830,37 @@ func (o *Ops) endedDayRecorded() error {
 
 // SnapshotGate is SnapshotHeldBack for a periodic snapshot, made one step
 // with the snapshot's command: on nil error the caller publishes it and
-// then calls release. A session's disable or enable whose record is not
-// known written yet (recordGate: its command published, or its call timed
-// out before it was carried out) holds the snapshot back too.
+// then calls release. A phase change in progress (phaseMu) or a session's
+// disable or enable whose record is not known written yet (recordGate:
+// its command published, or its call timed out before it was carried out)
+// holds the snapshot back too: checked and then published, the snapshot
+// could follow the command of one that began in between, whose record a
+// full disk then refused.
 func (o *Ops) SnapshotGate() (release func(), err error) {
 	if !o.recordGate.TryLock() {
 		return nil, errors.New("a session's disable or enable is being journaled and its record written")
 	}
-	if err := o.SnapshotHeldBack(); err != nil {
+	if !o.phaseMu.TryLock() {
 		o.recordGate.Unlock()
+		return nil, errors.New("a phase change is being journaled and recorded")
+	}
+	release = func() {
+		o.phaseMu.Unlock()
+		o.recordGate.Unlock()
+	}
+	if err := o.recordsBehind(); err != nil {
+		release()
 		return nil, err
 	}
 	o.stateMu.Lock()
-	awaited := slices.ContainsFunc(o.awaitedActions, func(a awaitedAction) bool { return a.kind != venue.OperatorActionTypeSessionLogout })
+	actions := slices.ContainsFunc(o.awaitedActions, func(a awaitedAction) bool { return a.kind != venue.OperatorActionTypeSessionLogout })
+	phases := len(o.awaitedPhases) > 0
 	o.stateMu.Unlock()
-	if awaited {
-		o.recordGate.Unlock()
-		return nil, errors.New("a session's disable or enable whose call timed out is not carried out yet")
+	if actions || phases {
+		release()
+		return nil, errors.New("a session's disable or enable, or a phase change, whose call timed out is not recorded yet")
 	}
-	return o.recordGate.Unlock, nil
+	return release, nil
 }
 
 // SnapshotHeldBack says why a snapshot must wait (nil: it may be taken
@@ -865,6 +877,12 @@ func (o *Ops) SnapshotHeldBack() error {
 	// without it, unseen. Its callers hold no phaseMu.
 	o.phaseMu.Lock()
 	o.phaseMu.Unlock()
+	return o.recordsBehind()
+}
+
+// recordsBehind says which record kept beside the snapshots is behind the
+// journal, writing each again first (nil: none).
+func (o *Ops) recordsBehind() error {
 	if err := o.endedDayRecorded(); err != nil {
 		return err
 	}
