@@ -369,7 +369,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.feedRefusal = c.feed.RefuseRecovery()
 	}
 	c.sink = standbySink{hash: c.hash, disabled: c.disabled, schedule: c.schedule, feed: c.feed, tape: c.tape, log: c.log,
-		configured: configuredInstruments(c.cfg)}
+		configured: configuredInstruments(c.cfg), added: addedInstruments(cfg, terms0.newInstruments)}
 	c.sink.open, c.sink.rest = standbyViews(cfg, m)
 	jc := JournalConfig(cfg)
 	jc.Sync = opts.JournalSync
@@ -383,6 +383,12 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.closeFeed()
 		return nil, err
 	}
+	// The refusal is the start's, as a single venue's: Open replayed the
+	// commands committed before it. Those applied from here on come from a
+	// leader configured as this node is (peers with other terms are
+	// refused), whose own start replayed the journal it had, and a halt or
+	// close of all among them changes the new instruments rightly.
+	c.sink.added = nil
 	if takesSnapshots(cfg) {
 		// Made once Open has replayed the committed journal, whose
 		// snapshots were taken when its commands were first applied.
@@ -662,11 +668,14 @@ type standbySink struct {
 	tape     *console.Tape
 	log      *slog.Logger
 	// configured and conflict: a configured instrument the journal adds
-	// stops the node (addedAgain).
-	configured map[uint32]string
-	conflict   error
-	slot       [core.EventSlotMin]byte
-	err        error
+	// stops the node (addedAgain). added are the instruments new to the
+	// configuration at this start, while Open replays the committed
+	// journal: a status change of one refuses the start
+	// (changedBeforeConfigured).
+	configured, added map[uint32]string
+	conflict          error
+	slot              [core.EventSlotMin]byte
+	err               error
 }
 
 func (k *standbySink) Claim() []byte { return k.slot[:] }
@@ -691,6 +700,9 @@ func (k *standbySink) Commit() {
 	_ = k.schedule.Event(k.slot[:n]) // never fails
 	if k.conflict == nil {
 		k.conflict = addedAgain(k.configured, k.slot[:n])
+	}
+	if k.conflict == nil {
+		k.conflict = changedBeforeConfigured(k.added, k.slot[:n])
 	}
 }
 

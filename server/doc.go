@@ -79,5 +79,10 @@
 // catches up from its newest snapshot, not from the first command.
 // Nodes whose configured terms differ are refused by their peers
 // (termsrecord.go, cluster.TransportConfig.Terms); a node records changed
-// terms only once it knows a leader (ClusterNode.recordTerms).
+// terms only once it knows a leader (ClusterNode.recordTerms). A node's
+// start checks its configuration against the record as a single venue's
+// does, and its replay of the committed journal refuses what a single
+// venue's replay refuses: a configured instrument the journal adds
+// (addedAgain), and one new to a journal holding a halt or close of all
+// (changedBeforeConfigured).
 package server

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -121,6 +122,90 @@ func TestConfiguredInstrumentNewToAJournalThatChangedAll(t *testing.T) {
 		t.Fatal("NEWCO is listed after the refused start")
 	}
 	s.Close()
+}
+
+// TestClusterNodeRefusesAnInstrumentNewToAJournalThatChangedAll: a
+// cluster node's start replays its committed journal into its standby
+// matcher, as a single venue's start replays its journal, and is refused
+// alike when the configuration adds an instrument to a journal holding a
+// halt of all: each node, the leader that ran the halt and the followers
+// that applied it. Before, each started with NEWCO halted by the replay,
+// the standby's events past those the leader had given. Recorded
+// instruments swapped are refused too, before anything is replayed; the
+// configuration the cluster ran with starts.
+func TestClusterNodeRefusesAnInstrumentNewToAJournalThatChangedAll(t *testing.T) {
+	t.Parallel()
+	admin := testConfig(t, t.TempDir(), adminConfig()).Admin
+	newco := testConfig(t, t.TempDir(), newcoTOML).Instruments[2]
+	nodes := startInProcessCluster(t, newPromotionPause("not logged"), func(_ int, cfg *config.Config) { cfg.Admin = admin })
+	var leader *Server
+	var leading *ClusterNode
+	for deadline := time.Now().Add(30 * time.Second); leader == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no node leads 30 s after the start")
+		}
+		for _, n := range nodes {
+			if s := n.Server(); s != nil {
+				leader, leading = s, n
+			}
+		}
+	}
+	for _, action := range []string{"halt", "resume"} {
+		if code := adminCall(t, leader, "POST", "/v1/instruments/all/"+action, aliceToken, `{"reason":"every instrument"}`, nil); code != 200 {
+			t.Fatalf("%s all: %d", action, code)
+		}
+	}
+	// Each node has committed both and recorded the terms (once it knew
+	// the leader), so its next start replays them against the record.
+	committed := leading.node.Committed().Load() // acknowledged: committed
+	for i, n := range nodes {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			_, err := os.Stat(filepath.Join(n.cfg.Venue.DataDir, termsRecordFile))
+			if err == nil && n.node.Committed().Load() >= committed {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d: committed %d of %d, terms record: %v", i+1, n.node.Committed().Load(), committed, err)
+			}
+		}
+	}
+	cfgs := make([]*config.Config, len(nodes))
+	for i, n := range nodes {
+		cfgs[i] = n.cfg
+		if err := n.Close(); err != nil {
+			t.Logf("node %d: Close: %v", i+1, err)
+		}
+		nodes[i] = nil // closed here, not by the cleanup
+	}
+	start := func(i int, cfg *config.Config) (*ClusterNode, error) {
+		return StartCluster(cfg, Options{Logger: testLogger(t).With("restart", i+1)})
+	}
+	refused := func(i int, what string, change func(cfg *config.Config), want string) {
+		t.Helper()
+		cfg := *cfgs[i]
+		cfg.Instruments = slices.Clone(cfg.Instruments)
+		change(&cfg)
+		c, err := start(i, &cfg)
+		if err == nil {
+			c.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("node %d started with %s: %v (want %q)", i+1, what, err, want)
+		}
+	}
+	for i := range cfgs {
+		refused(i, "NEWCO added after a halt of all", func(cfg *config.Config) { cfg.Instruments = append(cfg.Instruments, newco) },
+			"instrument id 3 (NEWCO) is new to the configuration, and the journal changes every instrument's status at seq")
+	}
+	swap := func(cfg *config.Config) {
+		cfg.Instruments[0], cfg.Instruments[1] = cfg.Instruments[1], cfg.Instruments[0]
+	}
+	refused(0, "ACME and LOTS swapped", swap, "instrument id 2 (LOTS) is configured before id 1 (ACME), which the journal has in the other order")
+	c, err := start(0, cfgs[0])
+	if err != nil {
+		t.Fatalf("node 1 with the configuration the cluster ran with: %v", err)
+	}
+	c.Close()
 }
 
 // journalWithGTC returns a data directory whose journal has CLIENT1's GTC
