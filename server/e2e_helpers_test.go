@@ -59,16 +59,7 @@ comp_id = "SLOW"
 orders_per_second_reject = 3
 cancels_per_second_reject = 100
 messages_per_second_logout = 8
-`+conftest.ACME+`[[instrument]]
-id = 2
-symbol = "LOTS"
-tick_size = "0.05"
-lot_size = 10
-min_qty = 10
-max_qty = 1000
-ref_price = "50.00"
-band_percent = 10
-%s`, venueCompID(t), dataDir, extra)
+`+conftest.ACME+conftest.LOTS+`%s`, venueCompID(t), dataDir, extra)
 	cfg, err := config.Parse([]byte(text), "test.toml")
 	if err != nil {
 		t.Fatal(err)

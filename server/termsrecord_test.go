@@ -15,6 +15,7 @@ import (
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/internal/conftest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
@@ -555,13 +556,4 @@ func TestTermsHashCoversWhatClientsSee(t *testing.T) {
 
 // newcoTOML configures NEWCO, id 3, an instrument new to the journals of
 // these tests.
-const newcoTOML = `[[instrument]]
-id = 3
-symbol = "NEWCO"
-tick_size = "0.01"
-lot_size = 1
-min_qty = 1
-max_qty = 1000
-ref_price = "20.00"
-band_percent = 10
-`
+const newcoTOML = conftest.NEWCO
