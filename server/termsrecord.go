@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fixvenue/fixvenue/cluster"
 	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/durable"
@@ -423,11 +424,16 @@ func termsHash(cfg *config.Config) (uint32, error) {
 // CheckTermsRecord refuses a configuration that differs from the terms the
 // data directory's journal was written under, as a start does, and writes
 // nothing: for the tools that replay a journal (fixvenue journal verify,
-// dump and book), whose results would otherwise describe another venue.
-// snapshotsFrom is the first seq whose snapshots fit the configuration
+// dump and book, events verify), whose results would otherwise describe
+// another venue. One that adds an instrument to a journal holding a halt
+// or close of all is refused too, as the start's replay refuses it
+// (checkChangedBeforeConfigured). snapshotsFrom is the first seq whose snapshots fit the configuration
 // (termsRecord.SnapshotsFrom; none when it adds an instrument or a session).
 func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
 	u, err := checkTermsRecord(cfg, false, true)
+	if err == nil {
+		err = checkChangedBeforeConfigured(cfg, addedInstruments(cfg, u.newInstruments))
+	}
 	switch {
 	case err != nil:
 		return 0, err
@@ -435,6 +441,52 @@ func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
 		return math.MaxUint64, nil
 	}
 	return u.record.SnapshotsFrom, nil
+}
+
+// checkChangedBeforeConfigured refuses for the tools, as a start does, a
+// configuration that adds the instruments in added to a journal holding a
+// command for every instrument (changedBeforeConfigured). A start finds it
+// as it replays; each tool replays in its own way (into a hash, the books,
+// the events to compare), so the journal is replayed here as that start
+// would replay it (every command, archive included, into a fresh matcher:
+// the snapshots predate the new instruments), only when the configuration
+// adds one. A journal this replay cannot read, or one that starts from a
+// Raft snapshot (whose state, sized without the new instruments, does not
+// load), is left for the tool's own read to report.
+func checkChangedBeforeConfigured(cfg *config.Config, added map[uint32]string) error {
+	if len(added) == 0 {
+		return nil
+	}
+	dir := filepath.Join(cfg.Venue.DataDir, "journal")
+	if base, err := cluster.StartsFromSnapshot(dir); err != nil || base {
+		return nil
+	}
+	m, err := core.NewMatcher(MatcherConfig(cfg))
+	if err != nil {
+		return nil
+	}
+	sink := &changedSink{added: added}
+	_, err = journal.Replay(dir, m, sink, journal.ReplayOptions{Logger: slog.New(slog.DiscardHandler)})
+	runtime.GC() // the matcher's tables, before the tool's own
+	if err != nil || sink.err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w. Give --config the configuration the venue runs with.", sink.err)
+}
+
+// changedSink keeps the first refusal of changedBeforeConfigured.
+type changedSink struct {
+	added map[uint32]string
+	slot  [core.EventSlotMin]byte
+	err   error
+}
+
+func (k *changedSink) Claim() []byte { return k.slot[:] }
+
+func (k *changedSink) Commit() {
+	if k.err == nil {
+		k.err = changedBeforeConfigured(k.added, k.slot[:])
+	}
 }
 
 // CheckJournalComplete refuses, as a start does (Server.replay), a journal

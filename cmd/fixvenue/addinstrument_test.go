@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/conftest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 	"github.com/fixvenue/fixvenue/ops"
@@ -248,6 +250,67 @@ sha256 = %q
 		if strings.Contains(string(dump), refused) {
 			t.Errorf("a call the API refused reached the journal: %s", refused)
 		}
+	}
+}
+
+// TestToolsRefuseAnInstrumentNewToAJournalThatChangedAll: an operator
+// halted and resumed every instrument, so a configuration that adds NEWCO
+// would replay that halt onto NEWCO too, which was not there when it ran.
+// The venue does not start with it, and `fixvenue journal verify`, `book`
+// and `dump`, which replay the journal under the configuration given (or
+// are refused a configuration the venue is), refuse it the same way,
+// naming NEWCO and the command; before, they rebuilt a venue that never
+// ran. ACME and LOTS swapped are refused alike, and the configuration the
+// venue ran with is read.
+func TestToolsRefuseAnInstrumentNewToAJournalThatChangedAll(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const token = "halt-all-token-0123456789"
+	body := `[marketdata]
+enabled = false
+[admin]
+addr = "127.0.0.1:0"
+[[admin.token]]
+operator = "hal"
+sha256 = %q
+[[session]]
+comp_id = "CLIENT1"
+%s`
+	hash := ops.HashToken(token)
+	cfg := writeVenueConfig(t, dir, body, hash, conftest.ACME+conftest.LOTS)
+	v := startVenue(t, cfg)
+	admin := adminRunner(t, v, token)
+	for _, action := range []string{"halt", "resume"} {
+		if code, out, errs := admin(action, "all", "--reason", "every instrument"); code != 0 {
+			t.Fatalf("%s all: exit %d\n%s%s", action, code, out, errs)
+		}
+	}
+	v.stop(t)
+	for _, change := range []struct {
+		instruments, want string
+	}{
+		{conftest.ACME + conftest.LOTS + conftest.NEWCO, "instrument id 3 (NEWCO) is new to the configuration, and the journal changes every instrument's status at seq"},
+		{conftest.LOTS + conftest.ACME, "instrument id 2 (LOTS) is configured before id 1 (ACME), which the journal has in the other order"},
+	} {
+		changed := writeVenueConfig(t, dir, body, hash, change.instruments)
+		for _, args := range [][]string{{"serve", "--config", changed}, {"journal", "verify", "--config", changed},
+			{"journal", "book", "--config", changed}, {"journal", "dump", "--config", changed}} {
+			// Bounded: a venue that did start would serve until killed.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			out, err := exec.CommandContext(ctx, binPath, args...).CombinedOutput()
+			cancel()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), change.want) {
+				t.Fatalf("fixvenue %s: %v\n%s", strings.Join(args[:2], " "), err, out)
+			}
+			if tool := args[0] != "serve"; strings.Contains(string(out), "Give --config the configuration the venue runs with") != tool {
+				t.Fatalf("fixvenue %s: the wrong advice\n%s", strings.Join(args[:2], " "), out)
+			}
+		}
+	}
+	cfg = writeVenueConfig(t, dir, body, hash, conftest.ACME+conftest.LOTS)
+	if out, err := exec.Command(binPath, "journal", "verify", "--config", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("journal verify with the configuration the venue ran with: %v\n%s", err, out)
 	}
 }
 

@@ -38,10 +38,10 @@ Exit status: 0 when the journal reads to its end (a torn tail, which a start cut
 on stderr); 1 when it cannot be read or is refused, the reason on stderr (corruption, naming the
 segment file and offset; records missing that a snapshot or the last start shows were durable, or
 that a session's FIX store holds a report of; a configuration that differs from the journal's
-terms), or when what it prints cannot be written; 2 for a usage error. dump asked for records no
-segment holds (--from before the first segment it has: archived segments moved away) names them
-on stderr, prints from its first record, and exits 1; a replica's records before its Raft
-snapshot are named, not missing.
+terms, or adds an instrument to a journal holding a halt or close of all), or when what it prints
+cannot be written; 2 for a usage error. dump asked for records no segment holds (--from before
+the first segment it has: archived segments moved away) names them on stderr, prints from its
+first record, and exits 1; a replica's records before its Raft snapshot are named, not missing.
 `
 
 func cmdJournal(args []string) int {
