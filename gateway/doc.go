@@ -152,6 +152,28 @@
 // SecurityList entry carries the currency. With no currency configured,
 // Currency is not checked and SecurityList entries carry none.
 //
+// # Possible resends
+//
+// An order or replace with PossResend (97) or PossDupFlag (43) = Y whose
+// ClOrdID the matcher knows is answered with the order's status (the core's
+// OrderFlagsPossResend, ReplacePossResend); one it does not know is a new
+// order. The end of day forgets the day's ClOrdIDs but those of the orders
+// still live, so one whose original was sent before it (OrigSendingTime
+// 122, or SendingTime 52 without one, before the last end of day's command
+// time) would be booked a second time: the gateway refuses it before any
+// command (possresend.go; OrdRejReason 99, on a replace an
+// OrderCancelReject 102=99, the Text saying so), unless its ClOrdID is the
+// current one of a live order of the session in the open-order view, which
+// the matcher answers as before. Only the message's sending times tell, and
+// no command carries them: decided in the gateway, nothing of it is
+// journaled, and the replay and every replica apply what they applied
+// before. The gateway learns the end of day's time from its OperatorResult
+// (outbound), and at start from the replay, the last end of day's report
+// (a start from the end of day's snapshot replays none:
+// Gateway.SetDayStart). A message inbound
+// takes in the instant between the end of day's command and its result
+// reaching outbound is judged by the day before.
+//
 // # GTD expiry
 //
 // A GTD order (TimeInForce 6) gives its expiry as ExpireTime (126, UTC), or

@@ -199,6 +199,10 @@ type Gateway struct {
 	openHeld []openChange
 	// statusHeld are trading status changes waiting for handOver.
 	statusHeld []statusChange
+	// dayStartNs is the command time of the last end of day applied (0:
+	// none known): a possible resend sent before it is refused
+	// (possresend.go).
+	dayStartNs atomic.Int64
 
 	// instruments is the listed instruments (instruments.go).
 	instruments atomic.Pointer[instrumentTable]

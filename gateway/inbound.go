@@ -550,6 +550,9 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	if rej == nil {
 		rej = g.accountRefused(s, o.account)
 	}
+	if rej == nil {
+		rej = g.resentFromEarlierDay(s, m, o.clOrdID, "an order")
+	}
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectOrder(s, m, rej)
@@ -686,6 +689,9 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 		o, rej = g.parseOrder(m, look)
 		if rej == nil {
 			rej = g.accountRefused(s, o.account)
+		}
+		if rej == nil {
+			rej = g.resentFromEarlierDay(s, m, o.clOrdID, "a replace")
 		}
 		if rej != nil {
 			rej.reason = ordRejOther

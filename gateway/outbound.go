@@ -222,6 +222,7 @@ func (g *Gateway) dispatch(slot []byte) {
 		var e venue.OperatorResult
 		if e.WrapDecode(slot, 0) == nil {
 			g.onBandMoved(&e)
+			g.onEndOfDay(&e)
 		}
 	case venue.RiskBreachTemplateID:
 		var e venue.RiskBreach

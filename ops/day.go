@@ -388,7 +388,7 @@ func (o *Ops) archiveAfter(a awaitedEndOfDay) {
 	}
 	rep := EndOfDayReport{Seq: a.seq, SnapshotSeq: -1, ArchivedThrough: -1}
 	if r := o.monitor.endOfDay.Load(); r != nil && r.Seq == a.seq {
-		rep.Expired = r.Count
+		rep.Expired, rep.CommandUnixNs = r.Count, r.TimestampNs
 	}
 	o.snapshotAndArchive(&rep)
 }

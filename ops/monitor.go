@@ -81,6 +81,8 @@ type Result struct {
 	Action venue.OperatorActionType
 	Reason venue.RejectReason
 	Count  uint32
+	// TimestampNs is the command's time, as the matcher applied it.
+	TimestampNs int64
 }
 
 // InstrumentState is a copy of the monitor's view of one instrument.
@@ -345,7 +347,7 @@ func (m *Monitor) apply(ev []byte) {
 	case venue.OperatorResultTemplateID:
 		var e venue.OperatorResult
 		if e.WrapDecode(ev, 0) == nil {
-			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count()}
+			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count(), TimestampNs: e.TimestampNs()}
 			m.results[resultKey{r.Action, r.Reason}]++
 			if r.Action == venue.OperatorActionTypeEndOfDay {
 				m.endOfDay.Store(&r) // before resultSeq, which says it is applied

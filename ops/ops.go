@@ -786,6 +786,23 @@ type EndOfDayReport struct {
 	ArchiveError    string `json:"archive_error,omitempty"`
 	SnapshotError   string `json:"snapshot_error,omitempty"`
 	CompletedUnixNs int64  `json:"completed_unix_ns"`
+	// CommandUnixNs is the end of day command's time, when the trading day
+	// after it began (0 in a report written before it was kept): a start
+	// from the end of day's snapshot, which replays no end of day, reads it
+	// here (DayStartNs).
+	CommandUnixNs int64 `json:"command_unix_ns,omitempty"`
+}
+
+// DayStartNs is the command time of the last end of day, as the start's
+// replay or the last end of day's report has it (0: none known): the
+// gateway refuses a possible resend sent before it (gateway/doc.go,
+// "Possible resends").
+func (o *Ops) DayStartNs() int64 {
+	ns := o.cfg.EndOfDayNs
+	if last := o.lastEOD.Load(); last != nil {
+		ns = max(ns, last.CommandUnixNs)
+	}
+	return ns
 }
 
 // snapshotWaitMax bounds how long end of day waits for its snapshot file.
@@ -836,7 +853,7 @@ func (o *Ops) endOfDay(operator, reason, day string) (Result, EndOfDayReport, er
 	defer o.endOfDayRunning.Store(false)
 	o.setEndingDay(day)
 	r, late, err := o.doLate(Action{Kind: venue.OperatorActionTypeEndOfDay, Operator: operator, Reason: reason})
-	rep.Seq, rep.Expired = r.Seq, r.Count
+	rep.Seq, rep.Expired, rep.CommandUnixNs = r.Seq, r.Count, r.TimestampNs
 	if errors.Is(err, ErrTimeout) {
 		// Published: the matcher applies it once the journal has it, and
 		// it ends the day then, however this call ended; its snapshot and

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/quickfixgo/quickfix"
+	"github.com/quickfixgo/tag"
+)
+
+// A possible resend from an earlier trading day (doc.go, "Possible
+// resends"). The end of day forgets the day's ClOrdIDs but those of the
+// orders still live, so the matcher cannot tell an order or replace sent
+// again across it from a new one: booked, the client that resends an order
+// that got no answer just across the end of day would have a second order.
+// The gateway refuses such a message before any command, so that nothing
+// of it is journaled and a replay, and every replica, applies what it
+// applied before; it is the one that reads the message's sending times.
+
+// SetDayStart makes ns, the command time of an end of day done (the last
+// one, as the start's replay or the last end of day's record has it), the
+// start of the current trading day, unless the gateway knows a later one.
+// Outbound moves it on at every end of day applied after.
+func (g *Gateway) SetDayStart(ns int64) {
+	for {
+		old := g.dayStartNs.Load()
+		if ns <= old || g.dayStartNs.CompareAndSwap(old, ns) {
+			return
+		}
+	}
+}
+
+// onEndOfDay notes an end of day applied as the start of the next trading
+// day (outbound's goroutine).
+func (g *Gateway) onEndOfDay(e *venue.OperatorResult) {
+	if e.Action() == venue.OperatorActionTypeEndOfDay && e.Reason() == venue.RejectReasonNone {
+		g.SetDayStart(e.TimestampNs())
+	}
+}
+
+// resentFromEarlierDay refuses a possible resend (possResend) clOrdID of
+// session s whose original was sent before the current trading day began:
+// its OrigSendingTime (122), or its SendingTime (52) without one, before the
+// last end of day's command time. One whose ClOrdID is the current one of
+// a live order of the session, in the open-order view, passes: an order
+// that rests across the end of day keeps its ClOrdID, and the matcher
+// answers it with the order's status, as on the day it was sent. what is
+// "an order" or "a replace", for the Text.
+func (g *Gateway) resentFromEarlierDay(s *session, m *quickfix.Message, clOrdID []byte, what string) *rejection {
+	dayStart := g.dayStartNs.Load()
+	if dayStart == 0 || !possResend(m) {
+		return nil
+	}
+	sent, ok := originalSendingTime(m)
+	if !ok || sent.UnixNano() >= dayStart {
+		return nil
+	}
+	if _, live := g.open.find(s.idx, 0, clOrdID); live {
+		return nil
+	}
+	return &rejection{ordRejOther, "possible resend of " + what + " sent before the end of day (" +
+		time.Unix(0, dayStart).UTC().Format(sendingTimeLayout) + "): ClOrdID " + string(clOrdID) +
+		" is unknown today; send it again as a new message if it is still wanted"}
+}
+
+// sendingTimeLayout is how a Text gives the end of day's time: as FIX
+// writes a UTCTimestamp, milliseconds included.
+const sendingTimeLayout = "20060102-15:04:05.000"
+
+// originalSendingTime is when the client first sent m: its OrigSendingTime
+// (122), or its SendingTime (52) when it has none (a PossResend is a new
+// message with the content of one sent before, and need not carry 122).
+func originalSendingTime(m *quickfix.Message) (time.Time, bool) {
+	if m.Header.Has(tag.OrigSendingTime) {
+		if t, err := m.Header.GetTime(tag.OrigSendingTime); err == nil {
+			return t, true
+		}
+	}
+	t, err := m.Header.GetTime(tag.SendingTime)
+	return t, err == nil
+}
