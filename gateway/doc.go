@@ -169,8 +169,8 @@
 // journaled, and the replay and every replica apply what they applied
 // before. The gateway learns the end of day's time from its OperatorResult
 // (outbound), and at start from the replay, the last end of day's report
-// (a start from the end of day's snapshot replays none:
-// Gateway.SetDayStart). A message inbound
+// (a start from the end of day's snapshot replays none) or, on a cluster's
+// new leader, its follower (Gateway.SetDayStart). A message inbound
 // takes in the instant between the end of day's command and its result
 // reaching outbound is judged by the day before.
 //

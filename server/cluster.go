@@ -104,6 +104,10 @@ type Replica struct {
 	// Phases is each schedule group's phase as last set, as the follower
 	// saw the commands (ops.Config.Phases).
 	Phases map[string]venue.TradingStatus
+	// EndOfDayNs is the command time of the last end of day the follower
+	// applied (0: none): the new leader's gateway takes the trading day as
+	// begun then (gateway.Gateway.SetDayStart).
+	EndOfDayNs int64
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -841,7 +845,7 @@ func (c *ClusterNode) serve(next uint64) {
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
 		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases(),
-		FIXSocket: sock, StoppingText: c.stoppingText()}
+		EndOfDayNs: c.schedule.endOfDayNs, FIXSocket: sock, StoppingText: c.stoppingText()}
 	if c.adminL != nil {
 		c.venueView = c.adminL.view()
 		opts.Replica.Admin = c.venueView

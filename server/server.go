@@ -311,10 +311,14 @@ func (s *Server) buildServing() error {
 	s.ops.SetSessionControl(s.sessCtl)
 	s.ops.SetRisk(s) // risk.go
 	// The trading day began at the last end of day, replayed or recorded
-	// (a start from the end of day's own snapshot replays none): a
-	// possible resend sent before it is refused (gateway/doc.go,
-	// "Possible resends").
+	// (a start from the end of day's own snapshot replays none), or, on a
+	// cluster's new leader, applied by its follower, which replays nothing
+	// and has no report of its own: a possible resend sent before it is
+	// refused (gateway/doc.go, "Possible resends").
 	s.gw.SetDayStart(s.ops.DayStartNs())
+	if r := s.opts.Replica; r != nil {
+		s.gw.SetDayStart(r.EndOfDayNs)
+	}
 	// The matcher does not run yet: its figures are those of the last
 	// command applied, the one before the pipeline's first.
 	s.gw.SeedRisk(s.matcher.RiskLimitsNow(), int64(s.pipe.SeqBase())-1)
