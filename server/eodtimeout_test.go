@@ -68,6 +68,11 @@ func operatorEndOfDayTimesOut(t *testing.T, how string) {
 	if st.LastEndOfDay.SnapshotSeq <= timedOut {
 		t.Fatalf("the end of day whose call timed out: %+v, want a snapshot after seq %d", *st.LastEndOfDay, timedOut)
 	}
+	if st.LastEndOfDay.CommandUnixNs == 0 {
+		// A start from its snapshot replays no end of day, and takes the
+		// trading day's start from here (gateway/doc.go, "Possible resends").
+		t.Fatalf("the end of day whose call timed out: %+v, want its command time in the report", *st.LastEndOfDay)
+	}
 	var e struct{ Code, Error string }
 	if code := adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"again"}`, &e); code != 409 || e.Code != "day_ended" {
 		t.Fatalf("a second end of day the same trading day: %d %+v, want 409 day_ended", code, e)
