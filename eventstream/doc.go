@@ -153,6 +153,9 @@
 // moved to the archive from there (journal.ChainTailer), also when an end of
 // day archives segments a catch-up far behind has not reached yet; commands
 // neither live nor archived stop it with an error, never a silent skip.
+// The venue journals a periodic snapshot only after an event (server's
+// runSnapshots), so with the export caught up, of the two snapshots the
+// journal keeps, at least one is before the stream's last event.
 //
 // # Cost, and the embedded server's settings
 //

@@ -20,8 +20,10 @@
 // answered with the matcher's result once durable. With a [risk] table the server journals a
 // utilisation report every risk.report_interval, when a command other than
 // the periodic ones was journaled since the last report; the periodic
-// snapshot, every journal.snapshot_interval, when a command other than a
-// snapshot was since the last snapshot: an idle venue journals nothing
+// snapshot, every journal.snapshot_interval, when the matcher published an
+// event since the last snapshot: an idle venue journals nothing, and
+// commands without events (a session's disconnect) take no snapshot that
+// would push the one before the export stream's end out of the two kept
 // (runRiskReports, runSnapshots). The periodic commands start once the
 // schedule has caught up (ops.Ops.CaughtUp): among the catch-up's commands,
 // stamped with the times their transitions were due, one stamped with the

@@ -677,3 +677,66 @@ func TestExportCatchUpFailingInTheJournalLogsOnce(t *testing.T) {
 		t.Errorf("%d lines saying the export resumed, want 1:\n%s", n, text)
 	}
 }
+
+// TestExportRestartAfterALogoutCatchesUpFromASnapshot: orders, each
+// followed by a periodic snapshot, then a session's logout, a command
+// without events: no snapshot follows it, so the journal's two snapshots
+// are not both after the stream's last event, and the restarted venue's
+// export catches up from the one before it. One after the logout removed
+// that one, and the catch-up replayed the journal from its first command.
+func TestExportRestartAfterALogoutCatchesUpFromASnapshot(t *testing.T) {
+	dir := t.TempDir()
+	const interval = 50 * time.Millisecond
+	venueConfig := func() *config.Config {
+		cfg := testConfig(t, dir, exportSection+"[session_defaults]\ncancel_on_disconnect = false\n")
+		cfg.Journal.SnapshotInterval.Duration = interval
+		return cfg
+	}
+	s := startServer(t, venueConfig(), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	// waitSnapshot waits for a snapshot of the last durable command.
+	waitSnapshot := func() {
+		t.Helper()
+		durable := s.pipe.Durable().Load()
+		for deadline := time.Now().Add(10 * time.Second); s.snaps.Stats().LastSeq.Load() < durable; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no snapshot of command %d or after within 10 s", durable)
+			}
+		}
+	}
+	for i := range 2 {
+		id := fmt.Sprintf("o%d", i)
+		sendOrder(t, c, order{id: id, side: "1", qty: "1", px: "99.00"})
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+		waitSnapshot()
+	}
+	waitExported(t, s)
+	snapped := s.snaps.Stats().LastSeq.Load()
+	c.Logout()
+	for deadline := time.Now().Add(10 * time.Second); s.pipe.Durable().Load() <= snapped; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the logout journaled no command within 10 s")
+		}
+	}
+	// Some intervals: long enough for the snapshot a logout took.
+	for end := time.Now().Add(20 * interval); time.Now().Before(end); time.Sleep(interval) {
+		if last := s.snaps.Stats().LastSeq.Load(); last != snapped {
+			t.Fatalf("a snapshot (seq %d) after the logout, a command without events", last)
+		}
+	}
+	s.Close()
+
+	var logs lockedbuf.Buffer
+	s2 := startServer(t, venueConfig(), Options{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, testWriter(t)), nil))})
+	waitExported(t, s2)
+	from := ""
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if _, v, ok := strings.Cut(line, `catching up from the journal" journal_from_seq=`); ok {
+			from, _, _ = strings.Cut(v, " ")
+			break
+		}
+	}
+	if from == "" || from == "0" {
+		t.Fatalf("the restarted venue's export caught up from journal seq %q, want from the snapshot before the stream's last event:\n%s", from, logs.String())
+	}
+}

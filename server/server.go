@@ -124,6 +124,10 @@ type Server struct {
 	tapeEvents   marketdata.EventSource // the tape's events when the console is off
 	consoleSnaps *journal.Snapshotter
 	stopSnaps    chan struct{}
+	// snapEvents is the event ring's cursor when the matcher applied the
+	// last Snapshot command (captureSnapshot): runSnapshots journals the
+	// next one once an event follows it.
+	snapEvents atomic.Int64
 	// stall is what the stall watch found (stall.go).
 	stall stallWatch
 	// fixServing is set once FIX logons are taken (after the schedule's
@@ -831,6 +835,9 @@ func (s *Server) sessionEnded(idx uint16) {
 // state is copied to memory there, and written, synced and published by the
 // snapshotter's goroutine once the command is durable.
 func (s *Server) captureSnapshot(seq uint64) {
+	// Every event before the command is published (pipeline: a command's
+	// events before the next command), none after it yet.
+	s.snapEvents.Store(s.pipe.Events.Cursor())
 	if r := s.opts.Replica; r != nil && r.OnSnapshot != nil {
 		r.OnSnapshot(seq)
 	}
@@ -864,29 +871,33 @@ func (s *Server) captureAtStop() {
 	}
 }
 
-// runSnapshots journals a Snapshot command every interval when a command
-// other than a snapshot was journaled since the last one: an idle venue
-// writes none (README, "Operating the venue"). A risk report that was
-// journaled counts (it is replayed, and runs the matcher's timers as any
-// command does); one that was not, is not there to count (runRiskReports).
+// runSnapshots journals a Snapshot command every interval when the matcher
+// published an event since the last one: an idle venue writes none
+// (README, "Operating the venue"), nor does one whose commands since have
+// no event (a session's disconnect). The journal keeps two snapshots
+// (journal.DefaultSnapshotsKept), and the event export's catch-up after a
+// restart or a failover starts from the newest one before the stream's
+// last event (eventstream/doc.go): two taken after commands without events
+// both followed that event, the one before it was removed, and the
+// catch-up replayed the journal from its first command. A start replays
+// the commands without events after the newest snapshot instead, which
+// costs it little. A journaled risk report counts by its events.
 func (s *Server) runSnapshots(interval time.Duration) {
-	last := s.pipe.Commands.Cursor()
+	// published is the event ring's cursor when the last Snapshot command
+	// was published: until the matcher applies it (snapEvents), a tick
+	// finding no event since then journals no second one.
+	published := s.pipe.Events.Cursor()
+	s.snapEvents.Store(published)
 	held := false
 	s.every(interval, "snapshot command", func() {
-		cursor := s.pipe.Commands.Cursor()
-		if cursor == last {
+		events := s.pipe.Events.Cursor()
+		if events == published || events == s.snapEvents.Load() {
 			return
 		}
 		// An end of day takes its own snapshot: one taken while it runs
 		// would hold the same state, and have the end of day's skipped
 		// (one is while another is written) and journaled again.
 		if s.ops.EndOfDayRunning() {
-			return
-		}
-		// The newest command is a snapshot written already (the end of
-		// day's): it holds what this one would.
-		if int64(s.pipe.SeqBase())+cursor <= s.snaps.Stats().LastSeq.Load() {
-			last = cursor
 			return
 		}
 		// A start from a snapshot after an end of day the schedule's record
@@ -905,7 +916,7 @@ func (s *Server) runSnapshots(interval time.Duration) {
 			held = false
 			s.log.Info("periodic snapshots resume: the records a start reads beside them are written")
 		}
-		seq, ok := s.publish("snapshot command", func(slot []byte, seq uint64) {
+		_, ok := s.publish("snapshot command", func(slot []byte, seq uint64) {
 			var c venue.Snapshot
 			_ = c.WrapEncode(slot, 0)
 			c.SetSeq(seq)
@@ -914,7 +925,7 @@ func (s *Server) runSnapshots(interval time.Duration) {
 		})
 		release()
 		if ok {
-			last = seq
+			published = events
 		}
 	})
 }
