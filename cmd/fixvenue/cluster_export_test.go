@@ -145,7 +145,8 @@ func TestClusterEventsVerifyWaitsForAFollowerBehind(t *testing.T) {
 // catch-up starts from the newest journal snapshot it wrote as a follower,
 // not from its first command (a second matcher replaying the whole day,
 // the stream lagging meanwhile), and the stream continues: `events verify`
-// against its journal says OK.
+// against its journal says OK. A session's disconnect after the last order
+// takes no snapshot, which would have removed the one the catch-up needs.
 func TestClusterNewLeaderExportCatchesUpFromAFollowerSnapshot(t *testing.T) {
 	h, _ := startExportCluster(t, "", "")
 	l := h.leader(30 * time.Second)
@@ -160,7 +161,23 @@ func TestClusterNewLeaderExportCatchesUpFromAFollowerSnapshot(t *testing.T) {
 		restDayBuy(t, cl, "before-snapshot-"+strconv.Itoa(i))
 	}
 	h.quiesce(20 * time.Second)
+	st, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatal(err)
+	}
 	restDayBuy(t, cl, "after-snapshot")
+	// A Snapshot command after the order, then the session's disconnect, a
+	// command without events: no snapshot follows it, where two snapshots
+	// after the stream's last event removed the one before it (two are
+	// kept) and the catch-up started from the first command.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if now, err := h.nodeStatus(l); err == nil && now.CommittedSeq >= st.CommittedSeq+2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Snapshot command after the order within 10 s")
+		}
+	}
 	cl.Close()
 	h.quiesce(20 * time.Second)
 	// The stream holds every event before the kill (a loaded machine
