@@ -451,9 +451,9 @@ class Script {
     });
     expectFields(y, slID, {{560, "0"}, {146, "1"}});
     const std::string raw = readable(y.toString());
-    const std::string want = "55=ACME|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|";
+    const std::string want = "55=ACME|15=USD|232=3|233=MININCR|234=0.01|233=MINQTY|234=1|233=PRICE|234=90.00-110.00|561=1|562=1|";
     if (raw.find(want) == std::string::npos) throw ScriptFailure("SecurityList lacks " + want + ": " + raw);
-    ok("SecurityList: ACME tick 0.01, lot 1, band 90.00-110.00");
+    ok("SecurityList: ACME in USD, tick 0.01, lot 1, band 90.00-110.00");
   }
 
   void cancelRest() {
