@@ -20,10 +20,19 @@
 // the open ran): ops passes it over (PhaseOrder orders a group's day), so
 // the new times apply from the group's next phase, or the next day.
 //
+// Times are the zone's wall clock: each transition runs at the first
+// instant at which the local clock shows its offset or later, in every
+// zone. On the day clocks go forward, a time inside the skipped hour
+// (02:30 when 02:00 is 03:00) runs at the first instant after it (03:00),
+// and of several times inside it each comes a nanosecond after the one
+// before, so that every day keeps the configured order of its
+// transitions; on the day clocks go back, a time inside the repeated hour
+// (02:30 when 03:00 is 02:00) runs at its first occurrence, once. A day
+// whose midnight is skipped (America/Santiago) starts at the first instant
+// after it. time.Date leaves these choices open and makes them differently
+// east and west of UTC, so the plan does not use it for a zone's times
+// (Plan.wall).
+//
 // Limits: days are scanned at most daysScannedMax ahead or back; an
-// offset of 24h or more is refused by config validation; on a day a
-// clock change skips, an offset inside the skipped hour moves with the
-// clock (time.Date's normalisation: 02:30 is 03:30), and a later offset it
-// passes (03:15) comes a nanosecond after it, so that every day keeps the
-// configured order of its transitions.
+// offset of 24h or more is refused by config validation.
 package schedule

@@ -175,8 +175,8 @@ func (p *Plan) dayOf(t time.Time) (time.Time, string) {
 		}
 		return time.Unix(0, n*int64(p.day)), fmt.Sprintf("day-%d", n)
 	}
-	lt := t.In(p.loc)
-	start := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, p.loc)
+	y, m, d := t.In(p.loc).Date()
+	start := p.wall(y, m, d, 0)
 	return start, start.Format(time.DateOnly)
 }
 
@@ -212,7 +212,8 @@ func (p *Plan) nextDay(start time.Time) time.Time {
 	if p.Compressed() {
 		return start.Add(p.day)
 	}
-	return time.Date(start.Year(), start.Month(), start.Day()+1, 0, 0, 0, 0, p.loc)
+	y, m, d := start.Date()
+	return p.wall(y, m, d+1, 0)
 }
 
 // daysBefore returns the start of the day n days before the one holding t.
@@ -221,23 +222,59 @@ func (p *Plan) daysBefore(t time.Time, n int) time.Time {
 	if p.Compressed() {
 		return start.Add(-time.Duration(n) * p.day)
 	}
-	return time.Date(start.Year(), start.Month(), start.Day()-n, 0, 0, 0, 0, p.loc)
+	y, m, d := start.Date()
+	return p.wall(y, m, d-n, 0)
 }
 
 // at returns the time offset into the day starting at start: on calendar
-// days by wall clock, so that 8h is 08:00 also on the days clocks change.
-// An offset inside the hour a clock change skips moves on with the clock
-// (time.Date's normalisation: 02:30 is 03:30), which may take it past a
-// later offset: the day's times (stepTimes) keep the configured order.
+// days by wall clock (wall), so that 8h is 08:00 also on the days clocks
+// change.
 func (p *Plan) at(start time.Time, offset time.Duration) time.Time {
 	if p.Compressed() {
 		return start.Add(offset)
 	}
-	h := int(offset / time.Hour)
-	m := int(offset % time.Hour / time.Minute)
-	s := int(offset % time.Minute / time.Second)
-	ns := int(offset % time.Second)
-	return time.Date(start.Year(), start.Month(), start.Day(), h, m, s, ns, p.loc)
+	y, m, d := start.Date()
+	return p.wall(y, m, d, offset)
+}
+
+// wall returns the first instant at which the venue's clock shows the
+// date y-m-d (normalised as time.Date does: the 32nd is the next month's
+// 1st) at clock or later. A time the day's clock change skips (02:30 when
+// 02:00 is 03:00) is the first instant after the skipped hour (03:00), and
+// a time the change repeats (02:30 when 03:00 is 02:00) its first
+// occurrence, in every zone. time.Date, which leaves both choices open,
+// takes a skipped time an hour on east of UTC (03:30) and an hour back
+// west of it (01:30, before the hour it was to follow), and a repeated
+// one at its second occurrence east of UTC, its first west; a day whose
+// midnight is skipped (America/Havana, America/Santiago) began at 23:00
+// the day before, so that day was named for the day before and the next
+// day's start was the same instant. A time is looked up in the offsets
+// in effect 14 hours before and after it as read in UTC, which bound
+// every instant it may be (offsets lie within UTC-12 and UTC+14; a zone
+// changes its offset at most once within them). It does not allocate.
+func (p *Plan) wall(y int, m time.Month, d int, clock time.Duration) time.Time {
+	utc := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Add(clock) // the wall time read in UTC
+	_, before := utc.Add(-14 * time.Hour).In(p.loc).Zone()
+	_, after := utc.Add(14 * time.Hour).In(p.loc).Zone()
+	first := utc.Add(-time.Duration(before) * time.Second) // the wall time at the offset before
+	second := utc.Add(-time.Duration(after) * time.Second)
+	_, firstOff := first.In(p.loc).Zone()
+	_, secondOff := second.In(p.loc).Zone()
+	switch {
+	case firstOff == before && secondOff == after:
+		if second.Before(first) {
+			first = second // a clock set back: the earlier of the two
+		}
+		return first.In(p.loc)
+	case firstOff == before:
+		return first.In(p.loc)
+	case secondOff == after:
+		return second.In(p.loc)
+	}
+	// Skipped: first lies after the change (it has the offset after), which
+	// is where its zone starts.
+	start, _ := first.In(p.loc).ZoneBounds()
+	return start
 }
 
 // DateEnd returns when a local market date ends for an order that may
@@ -249,7 +286,7 @@ func (p *Plan) DateEnd(year int, month time.Month, day int) time.Time {
 		return time.Date(year, month, day+1, 0, 0, 0, 0, p.loc)
 	}
 	var end time.Time
-	p.stepTimes(time.Date(year, month, day, 0, 0, 0, 0, p.loc), func(s step, at time.Time) {
+	p.stepTimes(p.wall(year, month, day, 0), func(s step, at time.Time) {
 		if s.kind == EndOfDay {
 			end = at
 		}
@@ -259,11 +296,13 @@ func (p *Plan) DateEnd(year int, month time.Month, day int) time.Time {
 
 // stepTimes calls f with each step of the day starting at start and its
 // time, in the steps' order. The times follow that order: a time that is
-// not after the previous step's (the day's clock change moved an earlier
-// offset past it, see at) becomes a nanosecond after it, so that the
-// phases keep their configured order on that day too (a pre-open moved
-// past the open would open the group, then put it back into the opening
-// call). It does not allocate (DateEnd runs on an order's path).
+// not after the previous step's (both offsets inside the hour the day's
+// clock change skips, which run at the first instant after it, see wall)
+// becomes a nanosecond after it, so that the phases keep their configured
+// order on that day too (at one instant transitions run by kind, which
+// would put a close before the closing call it follows, and the end of
+// day before a close). It does not allocate (DateEnd runs on an order's
+// path).
 func (p *Plan) stepTimes(start time.Time, f func(s step, at time.Time)) {
 	var prev time.Time
 	for i, s := range p.steps {
@@ -402,11 +441,11 @@ func (p *Plan) Transition(day string, kind Kind, g int) (tr Transition, ok bool)
 		}
 		start = time.Unix(0, n*int64(p.day))
 	} else {
-		d, err := time.ParseInLocation(time.DateOnly, day, p.loc)
+		d, err := time.Parse(time.DateOnly, day)
 		if err != nil {
 			return tr, false
 		}
-		start = d
+		start = p.wall(d.Year(), d.Month(), d.Day(), 0)
 	}
 	if _, name := p.dayOf(start); name != day {
 		return tr, false // "day-5x"

@@ -315,13 +315,13 @@ func TestDayAfter(t *testing.T) {
 }
 
 // TestClockChangeKeepsTheDaysOrder: on the day clocks go forward (Paris,
-// 29 March 2026: 02:00 is 03:00), an offset inside the skipped hour moves
-// on with the clock, past a later offset; the day's transitions still come
-// in their configured order, the later one at the moved one's time. The
-// pre-open came after the open (the group opened, then went back into the
-// opening call), and the end of day before the open and the close (DAY
-// orders expired, then trading went on), and an order good for the date
-// (DateEnd) expired at a time that was not the day's end.
+// 29 March 2026: 02:00 is 03:00), an offset inside the skipped hour runs
+// at 03:00, as does any other inside it; the day's transitions still come
+// in their configured order, those at 03:00 a nanosecond apart. Had
+// they not, the end of day would have run before the close at one
+// instant (DAY orders expired, then the close's uncross traded), and an
+// order good for the date (DateEnd) expired at a time that was not the
+// day's end.
 func TestClockChangeKeepsTheDaysOrder(t *testing.T) {
 	paris, _ := time.LoadLocation("Europe/Paris")
 	everyDay := `
@@ -351,6 +351,15 @@ pre_open = "1h30m"
 open = "2h15m"
 close = "2h40m"
 `, []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay}},
+		{"closing call, close and end of day in the skipped hour", everyDay + `
+end_of_day = "2h50m"
+[[schedule.group]]
+name = "all"
+pre_open = "1h"
+open = "1h30m"
+closing_call = "2h20m"
+close = "2h40m"
+`, []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.ClosingCall, schedule.Close, schedule.EndOfDay}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustPlan(t, c.sched)
@@ -530,6 +539,223 @@ func TestDayInProgress(t *testing.T) {
 		day, ok := q.DayInProgress(time.Unix(0, int64(5*4*time.Second+c.at)))
 		if ok != (c.want != "") || ok && day != c.want {
 			t.Errorf("compressed, at %s into day 5: %q %v, want %q", c.at, day, ok, c.want)
+		}
+	}
+}
+
+// zoneDay is a schedule in zone trading every day of the week, its times
+// to follow.
+func zoneDay(zone string) string {
+	return `
+[schedule]
+enabled = true
+time_zone = "` + zone + `"
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+`
+}
+
+// TestClockChangeDaysInEveryZone: a time the day's clock change skips
+// runs at the first instant after the skipped hour, and one it repeats
+// at its first occurrence, east and west of UTC alike (time.Date took a
+// skipped 02:30 in New York back to 01:30 EST, before the 01:45 it was to
+// follow, and a repeated one in Berlin at its second occurrence); a day
+// whose midnight is skipped (Santiago, Havana) starts at its 01:00 and is
+// named for itself, and the days after it come (its start was 23:00 the
+// day before: the day was named for the day before, and the next day's
+// start was that same instant, so the schedule never got past it). Tokyo
+// has no clock change: a day from 00:00 to an end of day a second before
+// midnight.
+func TestClockChangeDaysInEveryZone(t *testing.T) {
+	for _, c := range []struct {
+		name, sched string
+		from, to    string // local dates: the transitions from the first's start to the second's end
+		want        []string
+	}{
+		{"Berlin, clocks go forward at 02:00", zoneDay("Europe/Berlin") + `
+end_of_day = "4h"
+[[schedule.group]]
+name = "all"
+pre_open = "1h45m"
+open = "2h30m"
+close = "3h15m"
+`, "2026-03-29", "2026-03-29", []string{
+			"2026-03-29 pre_open 01:45:00+01:00", "2026-03-29 open 03:00:00+02:00",
+			"2026-03-29 close 03:15:00+02:00", "2026-03-29 end_of_day 04:00:00+02:00"}},
+		{"New York, clocks go forward at 02:00", zoneDay("America/New_York") + `
+end_of_day = "4h"
+[[schedule.group]]
+name = "all"
+pre_open = "1h45m"
+open = "2h30m"
+close = "3h15m"
+`, "2026-03-08", "2026-03-08", []string{
+			"2026-03-08 pre_open 01:45:00-05:00", "2026-03-08 open 03:00:00-04:00",
+			"2026-03-08 close 03:15:00-04:00", "2026-03-08 end_of_day 04:00:00-04:00"}},
+		{"two times in the skipped hour keep their order", zoneDay("America/New_York") + `
+end_of_day = "4h"
+[[schedule.group]]
+name = "all"
+pre_open = "2h10m"
+open = "2h20m"
+close = "3h15m"
+`, "2026-03-08", "2026-03-08", []string{
+			"2026-03-08 pre_open 03:00:00-04:00", "2026-03-08 open 03:00:00.000000001-04:00",
+			"2026-03-08 close 03:15:00-04:00", "2026-03-08 end_of_day 04:00:00-04:00"}},
+		{"Berlin, clocks go back at 03:00", zoneDay("Europe/Berlin") + `
+end_of_day = "3h"
+[[schedule.group]]
+name = "all"
+pre_open = "1h45m"
+open = "2h30m"
+close = "2h45m"
+`, "2026-10-25", "2026-10-25", []string{
+			"2026-10-25 pre_open 01:45:00+02:00", "2026-10-25 open 02:30:00+02:00",
+			"2026-10-25 close 02:45:00+02:00", "2026-10-25 end_of_day 03:00:00+01:00"}},
+		{"New York, clocks go back at 02:00", zoneDay("America/New_York") + `
+end_of_day = "2h"
+[[schedule.group]]
+name = "all"
+pre_open = "45m"
+open = "1h30m"
+close = "1h45m"
+`, "2026-11-01", "2026-11-01", []string{
+			"2026-11-01 pre_open 00:45:00-04:00", "2026-11-01 open 01:30:00-04:00",
+			"2026-11-01 close 01:45:00-04:00", "2026-11-01 end_of_day 02:00:00-05:00"}},
+		{"Santiago, midnight skipped", zoneDay("America/Santiago") + `
+end_of_day = "23h"
+[[schedule.group]]
+name = "all"
+pre_open = "0s"
+open = "30m"
+close = "22h"
+`, "2026-09-06", "2026-09-07", []string{
+			"2026-09-06 pre_open 01:00:00-03:00", "2026-09-06 open 01:00:00.000000001-03:00",
+			"2026-09-06 close 22:00:00-03:00", "2026-09-06 end_of_day 23:00:00-03:00",
+			"2026-09-07 pre_open 00:00:00-03:00", "2026-09-07 open 00:30:00-03:00",
+			"2026-09-07 close 22:00:00-03:00", "2026-09-07 end_of_day 23:00:00-03:00"}},
+		{"Havana, midnight skipped", zoneDay("America/Havana") + `
+end_of_day = "23h"
+[[schedule.group]]
+name = "all"
+pre_open = "9h"
+open = "9h30m"
+close = "16h"
+`, "2026-03-08", "2026-03-09", []string{
+			"2026-03-08 pre_open 09:00:00-04:00", "2026-03-08 open 09:30:00-04:00",
+			"2026-03-08 close 16:00:00-04:00", "2026-03-08 end_of_day 23:00:00-04:00",
+			"2026-03-09 pre_open 09:00:00-04:00", "2026-03-09 open 09:30:00-04:00",
+			"2026-03-09 close 16:00:00-04:00", "2026-03-09 end_of_day 23:00:00-04:00"}},
+		{"Tokyo, an end of day a second before midnight", zoneDay("Asia/Tokyo") + `
+end_of_day = "23h59m59s"
+[[schedule.group]]
+name = "all"
+pre_open = "0s"
+open = "9h"
+close = "15h30m"
+`, "2026-03-08", "2026-03-09", []string{
+			"2026-03-08 pre_open 00:00:00+09:00", "2026-03-08 open 09:00:00+09:00",
+			"2026-03-08 close 15:30:00+09:00", "2026-03-08 end_of_day 23:59:59+09:00",
+			"2026-03-09 pre_open 00:00:00+09:00", "2026-03-09 open 09:00:00+09:00",
+			"2026-03-09 close 15:30:00+09:00", "2026-03-09 end_of_day 23:59:59+09:00"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := parse(t, c.sched)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, loc := schedule.New(cfg.Schedule), cfg.Schedule.Location()
+			from, _ := time.Parse(time.DateOnly, c.from)
+			to, _ := time.Parse(time.DateOnly, c.to)
+			// From noon the day before to noon the day after, read in UTC:
+			// wider than the dates in any zone, and no other day trades
+			// that far from them with these times.
+			got := p.Between(schedule.Through(from.Add(-12*time.Hour)), to.Add(36*time.Hour), 100)
+			var lines []string
+			for _, tr := range got {
+				if tr.Day < c.from || tr.Day > c.to {
+					continue
+				}
+				lines = append(lines, tr.Day+" "+tr.Kind.String()+" "+tr.At.In(loc).Format("15:04:05.999999999Z07:00"))
+			}
+			if strings.Join(lines, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("transitions:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(c.want, "\n"))
+			}
+			// Each asked about alone, by its time or by its day, and the
+			// day's end for a GTD order (DateEnd) is the end of day's.
+			for i, tr := range got {
+				if tr.Day < c.from || tr.Day > c.to {
+					continue
+				}
+				if next, ok := p.Next(schedule.Through(tr.At.Add(-time.Nanosecond))); !ok || next != tr {
+					t.Errorf("Next before %s: %v", tr, next)
+				}
+				if i > 0 {
+					if next, ok := p.Next(got[i-1]); !ok || next != tr {
+						t.Errorf("Next after %s: %v, want %s", got[i-1], next, tr)
+					}
+				}
+				if at, ok := p.Transition(tr.Day, tr.Kind, tr.Group); !ok || at != tr {
+					t.Errorf("Transition(%s, %s): %v, %v", tr.Day, tr.Kind, at, ok)
+				}
+				if day, ok := p.DayInProgress(tr.At); ok != (tr.Kind != schedule.EndOfDay) || ok && day != tr.Day {
+					t.Errorf("DayInProgress(%s) = %q, %v", tr, day, ok)
+				}
+				if tr.Kind == schedule.EndOfDay {
+					d, _ := time.Parse(time.DateOnly, tr.Day)
+					if end := p.DateEnd(d.Year(), d.Month(), d.Day()); !end.Equal(tr.At) {
+						t.Errorf("DateEnd(%s) = %s, want the end of day's %s", tr.Day, end.In(loc), tr.At.In(loc))
+					}
+					if day, ok := p.EndedBy(tr.At); !ok || day != tr.Day {
+						t.Errorf("EndedBy(%s) = %q, %v", tr, day, ok)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAWeekendOverAClockChange: a venue trading Monday to Friday in
+// Santiago, where clocks go forward at Saturday's midnight, meets
+// Monday's pre-open after Friday's end of day, and catches up on Monday
+// after a stop over the weekend; in New York a holiday on the Monday
+// after the change passes to Tuesday, its times in summer time.
+func TestAWeekendOverAClockChange(t *testing.T) {
+	for _, c := range []struct {
+		zone, holidays string
+		friday         time.Time // Friday evening, in zone
+		first          string    // the next trading day
+		wantPreOpen    string
+	}{
+		{"America/Santiago", "[]", time.Date(2026, 9, 4, 20, 0, 0, 0, time.UTC), "2026-09-07", "09:00:00-03:00"},
+		{"America/New_York", `["2026-03-09"]`, time.Date(2026, 3, 6, 20, 0, 0, 0, time.UTC), "2026-03-10", "09:00:00-04:00"},
+	} {
+		cfg, err := parse(t, `
+[schedule]
+enabled = true
+time_zone = "`+c.zone+`"
+holidays = `+c.holidays+`
+end_of_day = "17h30m"
+[[schedule.group]]
+name = "all"
+pre_open = "9h"
+open = "9h30m"
+close = "17h"
+`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, loc := schedule.New(cfg.Schedule), cfg.Schedule.Location()
+		friday := time.Date(c.friday.Year(), c.friday.Month(), c.friday.Day(), c.friday.Hour(), 0, 0, 0, loc)
+		next, ok := p.Next(schedule.Through(friday))
+		if !ok || next.Day != c.first || next.Kind != schedule.PreOpen || next.At.In(loc).Format("15:04:05Z07:00") != c.wantPreOpen {
+			t.Errorf("%s: after Friday's end of day: %v, %v; want %s's pre-open at %s", c.zone, next, ok, c.first, c.wantPreOpen)
+		}
+		// Down from Friday evening to the first trading day's noon.
+		d, _ := time.Parse(time.DateOnly, c.first)
+		noon := time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc)
+		missed := p.Between(schedule.Through(friday), noon, 64)
+		if len(missed) != 2 || missed[0] != next || missed[1].Kind != schedule.Open || missed[1].Day != c.first {
+			t.Errorf("%s: missed over the weekend: %v", c.zone, missed)
 		}
 	}
 }
