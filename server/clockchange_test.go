@@ -1,0 +1,137 @@
+package server
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// clockChangeVenue starts a venue whose schedule (its [schedule] table,
+// group "all" over every instrument) reads clock, started at start in
+// the schedule's zone, and waits until it serves. The days are in 2099, on
+// which the wall clock's GTD checks find no date in the past.
+func clockChangeVenue(t *testing.T, sched string, clock *atomic.Int64, start time.Time) *Server {
+	t.Helper()
+	clock.Store(start.UnixNano())
+	cfg := testConfig(t, t.TempDir(), adminConfig()+sched)
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	waitReady(t, s)
+	return s
+}
+
+// wantNextTransition checks the next transition GET /v1/status names.
+func wantNextTransition(t *testing.T, s *Server, want string) {
+	t.Helper()
+	var st ops.StatusInfo
+	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 || st.NextTransition != want {
+		t.Fatalf("status %d, next transition %q; want %q", code, st.NextTransition, want)
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	return loc
+}
+
+// TestScheduleInTheSkippedHour: in New York on the day clocks go forward
+// (02:00 EST is 03:00 EDT), a pre-open at 02:30 runs at 03:00 EDT, the
+// first instant after the skipped hour. It ran at 01:30 EST, before the
+// hour it was set in: a venue at 01:45 EST was in its opening call, and
+// named the open as its next transition.
+func TestScheduleInTheSkippedHour(t *testing.T) {
+	t.Parallel()
+	ny := mustZone(t, "America/New_York")
+	var clock atomic.Int64
+	s := clockChangeVenue(t, `
+[schedule]
+enabled = true
+time_zone = "America/New_York"
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+end_of_day = "17h"
+[[schedule.group]]
+name = "all"
+pre_open = "2h30m"
+open = "3h30m"
+close = "16h"
+`, &clock, time.Date(2099, 3, 8, 1, 45, 0, 0, ny))
+	if st := instrumentsOf(t, s)["ACME"].Status; st != "Closed" {
+		t.Fatalf("at 01:45 EST ACME is %s, want Closed until the pre-open", st)
+	}
+	wantNextTransition(t, s, `2099-03-08 pre_open group "all" at 2099-03-08T03:00:00-04:00`)
+	clock.Store(time.Date(2099, 3, 8, 7, 0, 0, 0, time.UTC).UnixNano()) // 03:00 EDT
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	wantNextTransition(t, s, `2099-03-08 open group "all" at 2099-03-08T03:30:00-04:00`)
+}
+
+// TestScheduleInTheRepeatedHour: in Berlin on the day clocks go back
+// (03:00 CEST is 02:00 CET), a close at 02:25 and an end of day at 02:30
+// run at their first occurrence, in summer time, and a GTD order good for
+// that date (ExpireDate 432) expires with that end of day. They ran an
+// hour later, at the second occurrence, the order's ExpireTime (126) with
+// them.
+func TestScheduleInTheRepeatedHour(t *testing.T) {
+	t.Parallel()
+	berlin := mustZone(t, "Europe/Berlin")
+	var clock atomic.Int64
+	s := clockChangeVenue(t, `
+[schedule]
+enabled = true
+time_zone = "Europe/Berlin"
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+end_of_day = "2h30m"
+[[schedule.group]]
+name = "all"
+pre_open = "1h"
+open = "1h30m"
+close = "2h25m"
+`, &clock, time.Date(2099, 10, 25, 0, 20, 0, 0, time.UTC)) // 02:20 CEST, the first
+	if st := instrumentsOf(t, s)["ACME"].Status; st != "Open" {
+		t.Fatalf("at 02:20 CEST ACME is %s, want Open", st)
+	}
+	wantNextTransition(t, s, `2099-10-25 close group "all" at 2099-10-25T02:25:00+02:00`)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "gtd", side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(432, "20991025")}})
+	expectER(t, c, map[int]string{11: "gtd", 150: "0", 126: "20991025-00:29:59.999"})
+	clock.Store(time.Date(2099, 10, 25, 2, 31, 0, 0, berlin).Add(-time.Hour).UnixNano()) // 02:31 CEST
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	eod := waitEndOfDay(t, s, 0, readWait)
+	if want := time.Date(2099, 10, 25, 0, 30, 0, 0, time.UTC).UnixNano(); eod.CommandUnixNs != want {
+		t.Errorf("end of day at %s, want 02:30 CEST", time.Unix(0, eod.CommandUnixNs).In(berlin))
+	}
+	expectER(t, c, map[int]string{11: "gtd", 150: "C"})
+	wantNextTransition(t, s, `2099-10-26 pre_open group "all" at 2099-10-26T01:00:00+01:00`)
+}
+
+// TestScheduleOverASkippedMidnight: in Santiago clocks go forward at
+// Saturday's midnight (00:00 is 01:00). A venue trading Monday to Friday
+// names Monday's pre-open as its next transition after Friday's end of
+// day and runs it. The skipped midnight made Sunday start at 23:00 on
+// Saturday and named it Saturday, and the day after it started at that same
+// instant: the schedule found no trading day within a year and stayed
+// idle, the venue closed for good.
+func TestScheduleOverASkippedMidnight(t *testing.T) {
+	t.Parallel()
+	santiago := mustZone(t, "America/Santiago")
+	var clock atomic.Int64
+	s := clockChangeVenue(t, `
+[schedule]
+enabled = true
+time_zone = "America/Santiago"
+end_of_day = "17h30m"
+[[schedule.group]]
+name = "all"
+pre_open = "9h"
+open = "9h30m"
+close = "17h"
+`, &clock, time.Date(2099, 9, 4, 18, 0, 0, 0, santiago)) // Friday
+	wantNextTransition(t, s, `2099-09-07 pre_open group "all" at 2099-09-07T09:00:00-03:00`)
+	clock.Store(time.Date(2099, 9, 7, 9, 0, 0, 0, santiago).UnixNano())
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+}
