@@ -280,10 +280,11 @@ func (p *Plan) wall(y int, m time.Month, d int, clock time.Duration) time.Time {
 // DateEnd returns when a local market date ends for an order that may
 // trade through it (FIX ExpireDate, 432): the end of day on that date in the
 // venue's time zone, whether or not the date trades; with compressed days,
-// the date's midnight in that zone.
+// the start of the next date in that zone (its midnight, or the first
+// instant after it when a clock change skips it: wall).
 func (p *Plan) DateEnd(year int, month time.Month, day int) time.Time {
 	if p.Compressed() {
-		return time.Date(year, month, day+1, 0, 0, 0, 0, p.loc)
+		return p.wall(year, month, day+1, 0)
 	}
 	var end time.Time
 	p.stepTimes(p.wall(year, month, day, 0), func(s step, at time.Time) {

@@ -288,6 +288,18 @@ close = "3s"
 	if got := c.DateEnd(2026, time.December, 31).UTC().Format(time.RFC3339); got != "2027-01-01T00:00:00Z" {
 		t.Errorf("compressed days: December 31 ends %s", got)
 	}
+	// The next date's midnight skipped (Santiago: 00:00 is 01:00): its
+	// first instant, not 23:00 the day before.
+	santiago := mustPlan(t, strings.Replace(compressedDay, `"UTC"`, `"America/Santiago"`, 1)+`
+[[schedule.group]]
+name = "a"
+pre_open = "0s"
+open = "1s"
+close = "3s"
+`)
+	if got := santiago.DateEnd(2099, time.September, 5).UTC().Format(time.RFC3339); got != "2099-09-06T04:00:00Z" {
+		t.Errorf("compressed days in Santiago: 5 September 2099 ends %s", got)
+	}
 }
 
 // TestDayAfter: trading days compare as dates, compressed days by number
