@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,4 +135,39 @@ close = "17h"
 	wantNextTransition(t, s, `2099-09-07 pre_open group "all" at 2099-09-07T09:00:00-03:00`)
 	clock.Store(time.Date(2099, 9, 7, 9, 0, 0, 0, santiago).UnixNano())
 	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+}
+
+// TestRestartOverAClockChangeAndAHoliday: a venue in Paris stopped on
+// Friday while open and started again on Tuesday, past the weekend on
+// which clocks went forward and Monday's holiday, runs what it missed at
+// their times: Friday's close and end of day in winter time (its DAY
+// order expired, the day ended once), then Tuesday's pre-open and open in
+// summer time, and names Tuesday's close at 17:30 CEST next.
+func TestRestartOverAClockChangeAndAHoliday(t *testing.T) {
+	t.Parallel()
+	paris := mustZone(t, "Europe/Paris")
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, adminConfig()+fmt.Sprintf(calendarDaySchedule, `"2099-03-30"`)+"[session_defaults]\ncancel_on_disconnect = false\n")
+	s := startServer(t, cfg, Options{Now: stoppedClock(time.Date(2099, 3, 27, 10, 0, 0, 0, paris))}) // Friday
+	waitStatus(t, s, "ACME", "Open", readWait)
+	restDayOrder(t, s, "friday")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startServer(t, cfg, Options{Now: stoppedClock(time.Date(2099, 3, 31, 10, 0, 0, 0, paris))}) // Tuesday
+	waitReady(t, s)
+	if acme := instrumentsOf(t, s)["ACME"]; acme.Status != "Open" || acme.RestingOrders != 0 {
+		t.Fatalf("on Tuesday ACME is %+v; want it open, Friday's DAY order expired", acme)
+	}
+	var st ops.StatusInfo
+	adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+	if e := st.LastEndOfDay; e == nil || e.CommandUnixNs != time.Date(2099, 3, 27, 17, 0, 0, 0, time.UTC).UnixNano() {
+		t.Fatalf("last end of day %+v; want Friday's at 18:00 CET", e)
+	}
+	wantNextTransition(t, s, `2099-03-31 close group "all" at 2099-03-31T17:30:00+02:00`)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantOneEndOfDay(t, dir)
 }
