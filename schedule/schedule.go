@@ -305,9 +305,22 @@ func (p *Plan) DateEnd(year int, month time.Month, day int) time.Time {
 // day before a close). It does not allocate (DateEnd runs on an order's
 // path).
 func (p *Plan) stepTimes(start time.Time, f func(s step, at time.Time)) {
+	// Until the zone's offset at a calendar day's midnight changes, an
+	// offset is that long after it; past a change (and on a day whose
+	// midnight a change skipped) the wall clock is looked up (wall), a few
+	// times slower, on an order's path too.
+	var steady time.Time
+	if h, m, sec := start.Clock(); !p.Compressed() && h == 0 && m == 0 && sec == 0 && start.Nanosecond() == 0 {
+		if _, steady = start.ZoneBounds(); steady.IsZero() {
+			steady = start.Add(48 * time.Hour) // no change to come: past every offset of the day
+		}
+	}
 	var prev time.Time
 	for i, s := range p.steps {
-		at := p.at(start, s.offset)
+		at := start.Add(s.offset)
+		if !at.Before(steady) {
+			at = p.at(start, s.offset)
+		}
 		if i > 0 {
 			if s.offset == p.steps[i-1].offset {
 				at = prev
