@@ -379,10 +379,13 @@ func (q *QuickFIXSettings) UnmarshalTOML(v any) error {
 
 // SessionDefaults apply to every session that does not set its own value.
 type SessionDefaults struct {
-	CancelOnDisconnect        *bool            `toml:"cancel_on_disconnect"`
-	OrdersPerSecondReject     int              `toml:"orders_per_second_reject"`
-	CancelsPerSecondReject    int              `toml:"cancels_per_second_reject"`
-	MessagesPerSecondLogout   int              `toml:"messages_per_second_logout"`
+	CancelOnDisconnect      *bool `toml:"cancel_on_disconnect"`
+	OrdersPerSecondReject   int   `toml:"orders_per_second_reject"`
+	CancelsPerSecondReject  int   `toml:"cancels_per_second_reject"`
+	MessagesPerSecondLogout int   `toml:"messages_per_second_logout"`
+	// OpenOrdersMax bounds each session's open orders (OpenOrdersMax):
+	// unset, a quarter of engine.orders_max; 0, none.
+	OpenOrdersMax             *int             `toml:"open_orders_max"`
 	QuickFIX                  QuickFIXSettings `toml:"quickfix"`
 	AllowedSourceAddresses    []string         `toml:"allowed_source_addresses"`
 	RequireClientCertificates bool             `toml:"require_client_certificates"`
@@ -398,6 +401,7 @@ type Session struct {
 	OrdersPerSecondReject   int              `toml:"orders_per_second_reject"`
 	CancelsPerSecondReject  int              `toml:"cancels_per_second_reject"`
 	MessagesPerSecondLogout int              `toml:"messages_per_second_logout"`
+	OpenOrdersMax           *int             `toml:"open_orders_max"` // unset: session_defaults'
 	AllowedSourceAddresses  []string         `toml:"allowed_source_addresses"`
 	SenderCompID            string           `toml:"venue_comp_id"`
 	QuickFIX                QuickFIXSettings `toml:"quickfix"`
@@ -959,6 +963,7 @@ func (c *Config) validateSessions() []error {
 	errs = append(errs, quickFIXPairErrors("session_defaults", c.SessionDefaults.QuickFIX, nil, true)...)
 	d := &c.SessionDefaults
 	errs = append(errs, throttleErrors("session_defaults", d.OrdersPerSecondReject, d.CancelsPerSecondReject, d.MessagesPerSecondLogout)...)
+	errs = append(errs, openOrdersMaxErrors("session_defaults", d.OpenOrdersMax)...)
 	seen := map[string]int{}
 	for i := range c.Sessions {
 		s := &c.Sessions[i]
@@ -994,6 +999,7 @@ func (c *Config) validateSessions() []error {
 		errs = append(errs, quickFIXPairErrors(key, c.QuickFIXSettings(s), s.QuickFIX, false)...)
 		errs = append(errs, sourceErrors(key, s.AllowedSourceAddresses)...)
 		errs = append(errs, throttleErrors(key, s.OrdersPerSecondReject, s.CancelsPerSecondReject, s.MessagesPerSecondLogout)...)
+		errs = append(errs, openOrdersMaxErrors(key, s.OpenOrdersMax)...)
 		errs = append(errs, accountErrors(key, s)...)
 	}
 	return errs
@@ -1200,6 +1206,36 @@ func (c *Config) Throttles(s *Session) (ordersPerSecond, cancelsPerSecond, messa
 	return pick(s.OrdersPerSecondReject, c.SessionDefaults.OrdersPerSecondReject),
 		pick(s.CancelsPerSecondReject, c.SessionDefaults.CancelsPerSecondReject),
 		pick(s.MessagesPerSecondLogout, c.SessionDefaults.MessagesPerSecondLogout)
+}
+
+// OpenOrdersMax returns the bound on the session's open orders (0: none):
+// its own open_orders_max, else session_defaults', else a quarter of
+// engine.orders_max. The matcher's pool is every session's: without a
+// bound of its own, one session (a runaway algorithm) could rest orders
+// until the pool is full and every other session's orders are refused; a
+// quarter leaves the others three quarters of it, and is far above what
+// a session of the demo, the benchmarks or the conformance suite holds.
+func (c *Config) OpenOrdersMax(s *Session) int {
+	switch {
+	case s.OpenOrdersMax != nil:
+		return *s.OpenOrdersMax
+	case c.SessionDefaults.OpenOrdersMax != nil:
+		return *c.SessionDefaults.OpenOrdersMax
+	}
+	return OpenOrdersMaxDefault(c.Engine.OrdersMax)
+}
+
+// OpenOrdersMaxDefault is a session's open-order bound when the
+// configuration gives none: a quarter of engine.orders_max, at least 1.
+func OpenOrdersMaxDefault(ordersMax int) int { return max(ordersMax/4, 1) }
+
+// openOrdersMaxErrors names a negative open_orders_max of the table key
+// (0 means no bound).
+func openOrdersMaxErrors(key string, v *int) []error {
+	if v != nil && *v < 0 {
+		return []error{fmt.Errorf("%s.open_orders_max: %d is negative (0 means no bound)", key, *v)}
+	}
+	return nil
 }
 
 // QuickFIXSettings returns the session's QuickFIX settings: defaults overlaid by its own.

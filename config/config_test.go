@@ -185,6 +185,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[session_defaults]\norders_per_second_reject = -1", "session_defaults.orders_per_second_reject: -1 is negative (0 means no limit)"},
 		{"[session_defaults]\nmessages_per_second_logout = -20000", "session_defaults.messages_per_second_logout: -20000 is negative"},
 		{"[[session]]\ncomp_id = \"A\"\ncancels_per_second_reject = -3", "session[0].cancels_per_second_reject: -3 is negative"},
+		{"[session_defaults]\nopen_orders_max = -1", "session_defaults.open_orders_max: -1 is negative (0 means no bound)"},
+		{"[[session]]\ncomp_id = \"A\"\nopen_orders_max = -8", "session[0].open_orders_max: -8 is negative"},
 	}
 	for _, tc := range tests {
 		_, err := Parse([]byte(tc.text), "test.toml")
@@ -474,6 +476,31 @@ func TestFeedAddrsTheFeedTakes(t *testing.T) {
 		}
 		if _, err := Parse(fmt.Appendf(nil, "[marketdata]\nfeed_addr = %q\n", a), "test.toml"); err != nil {
 			t.Errorf("%s: %v", a, err)
+		}
+	}
+}
+
+// TestOpenOrdersMax: a session's bound on its open orders is its own, else
+// session_defaults', else a quarter of engine.orders_max (on out of the
+// box); 0 is no bound.
+func TestOpenOrdersMax(t *testing.T) {
+	sessions := "[[session]]\ncomp_id = \"A\"\n[[session]]\ncomp_id = \"B\"\nopen_orders_max = 0\n[[session]]\ncomp_id = \"C\"\nopen_orders_max = 7\n"
+	for _, tc := range []struct {
+		text    string
+		a, b, c int
+	}{
+		{sessions, 1 << 18, 0, 7},
+		{"[engine]\norders_max = 1000\nclordids_max = 4000\n" + sessions, 250, 0, 7},
+		{"[engine]\norders_max = 2\nclordids_max = 4000\n" + sessions, 1, 0, 7},
+		{"[session_defaults]\nopen_orders_max = 50\n" + sessions, 50, 0, 7},
+		{"[session_defaults]\nopen_orders_max = 0\n" + sessions, 0, 0, 7},
+	} {
+		c, err := Parse([]byte(tc.text), "test.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b, cc := c.OpenOrdersMax(&c.Sessions[0]), c.OpenOrdersMax(&c.Sessions[1]), c.OpenOrdersMax(&c.Sessions[2]); a != tc.a || b != tc.b || cc != tc.c {
+			t.Errorf("%q: bounds %d %d %d, want %d %d %d", tc.text, a, b, cc, tc.a, tc.b, tc.c)
 		}
 	}
 }

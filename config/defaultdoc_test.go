@@ -58,7 +58,7 @@ func TestDefaultTOMLDocumentsEveryKey(t *testing.T) {
 	// keys, which default.toml shows once, saying a session may set them.
 	documented := map[string]bool{}
 	for _, k := range []string{"cancel_on_disconnect", "orders_per_second_reject", "cancels_per_second_reject",
-		"messages_per_second_logout", "allowed_source_addresses", "quickfix"} {
+		"messages_per_second_logout", "open_orders_max", "allowed_source_addresses", "quickfix"} {
 		documented["Session."+k] = true
 	}
 	// Not read: a configuration that sets it is warned that risk calls are

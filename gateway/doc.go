@@ -278,6 +278,18 @@
 // half full). A stop ends a replay with AQ Rejected, which the stop waits
 // to queue (errReplayStopped).
 //
+// A session's open orders are bounded (openbound.go,
+// SessionConfig.OpenOrdersMax): the matcher's order pool is every
+// session's, and one session resting orders without end would leave the
+// others none. Past its bound an order that could rest or wait (any but IOC
+// and FOK) is refused before any command (OrdRejReason 3,
+// OpenOrdersBoundText naming the bound and the count), as a throttle is:
+// nothing of it is journaled. The count is the session's orders in the
+// open-order view plus those published whose answer the view has not
+// taken yet, so a burst sent without waiting for answers cannot pass it.
+// An order refused at the venue's own bounds says they are the whole
+// venue's (CapacityText).
+//
 // Limits: OutboundQueueMax messages per session (DefaultOutboundQueueMax,
 // 65,536): a command that answers one session more than that at once, a mass
 // cancel of more resting orders, disconnects the session, whose answers then

@@ -42,6 +42,9 @@ type SessionConfig struct {
 	OrdersPerSecondReject   int
 	CancelsPerSecondReject  int
 	MessagesPerSecondLogout int
+	// OpenOrdersMax bounds the session's open orders (openbound.go); 0: no
+	// bound of its own.
+	OpenOrdersMax int
 	// DropCopy, when set, makes this a drop-copy session (dropcopy.go).
 	DropCopy *DropCopyGrant
 	// Validator, when set, checks each message before FromApp and FromAdmin
@@ -192,6 +195,11 @@ type Gateway struct {
 	// fixCommands are the seqs of the commands inbound published from FIX
 	// messages, whose answers alone outbound measures (roundtrip.go).
 	fixCommands *fixCommands
+	// boundOrders are the seqs of the orders counted in their session's
+	// ordersInFlight, and boundDone the sessions whose in-flight count the
+	// next handOver lowers, one per order answered (openbound.go).
+	boundOrders *fixCommands
+	boundDone   []uint16
 	// open is the open-order view (openorders.go); openHeld are its changes
 	// from the events of the chunk outbound is building (outbound's
 	// goroutine only), applied in handOver.
@@ -260,6 +268,10 @@ type session struct {
 	// massStatusBusy is set while a mass status streams its reports: one at
 	// a time per session.
 	massStatusBusy atomic.Bool
+	// ordersInFlight are the session's orders counted against its
+	// OpenOrdersMax that inbound published and whose accept or reject the
+	// open-order view has not taken yet (openbound.go).
+	ordersInFlight atomic.Int64
 }
 
 // DefaultOutboundQueueMax is the default bound of a session's outbound queue:
@@ -304,6 +316,7 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		open:         newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
 		rejectEchoes: newRejectEchoes(commandSlots + eventSlots),
 		fixCommands:  newFixCommands(commandSlots + eventSlots),
+		boundOrders:  newFixCommands(commandSlots + eventSlots),
 	}
 	if cfg.OpenView != nil {
 		if len(cfg.OpenView.v.bySession) != len(cfg.Sessions) {

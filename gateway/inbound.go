@@ -553,6 +553,9 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	if rej == nil {
 		rej = g.resentFromEarlierDay(s, m, o.clOrdID, "an order")
 	}
+	if rej == nil {
+		rej = g.openBoundRefused(s, o.tif) // openbound.go
+	}
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
 		g.rejectOrder(s, m, rej)
@@ -588,6 +591,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 		iceberg: !core.IsStop(o.ordType) && o.maxFloor != 0, maxFloorQty: o.maxFloor}); e.noted() {
 		g.rejectEchoes.note(g.cfg.SeqBase+uint64(seq), e) // for its reject (postonly.go)
 	}
+	g.noteBoundOrder(s, g.cfg.SeqBase+uint64(seq), o.tif)
 	g.publish(s, seq)
 	g.metrics.orders.Inc()
 }

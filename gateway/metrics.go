@@ -8,6 +8,7 @@ import (
 type Metrics struct {
 	orders, cancels, replaces prometheus.Counter
 	busy, throttled           prometheus.Counter
+	openBound                 prometheus.Counter
 	execReports               prometheus.Counter
 	reportsNew                prometheus.Counter
 	trades                    prometheus.Counter
@@ -32,6 +33,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		busy:     prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_command_ring_busy_total", Help: "Requests refused because the command ring stayed full past the claim timeout."}),
 		throttled: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_throttled_total",
 			Help: "Requests refused by a session throttle."}),
+		openBound: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_open_order_bound_rejects_total",
+			Help: "Orders refused at their session's bound on open orders (open_orders_max), before any command."}),
 		execReports: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_total", Help: "ExecutionReports handed to sessions."}),
 		reportsNew: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_new_total",
 			Help: "ExecutionReports built in a new message because the session had no sent one to reuse: a session's first, or a backlog of reports deeper than the free list's bound."}),
@@ -58,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.risk.collectors()...)
-		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.execReports, m.reportsNew, m.trades,
+		reg.MustRegister(m.orders, m.cancels, m.replaces, m.busy, m.throttled, m.openBound, m.execReports, m.reportsNew, m.trades,
 			m.rejects, m.roundTrip, m.loggedOn, m.outboundDropped, m.resent, m.durableWaitNs, m.eventAge, m.clientRejects)
 	}
 	m.dropCopyMetrics = newDropCopyMetrics(reg)

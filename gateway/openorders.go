@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -90,13 +91,17 @@ type openOrders struct {
 	byClOrdID []clOrdIndex // each session's orders by ClOrdID
 	n         int
 	max       int
+	// open are the orders of each session in the view, read without mu
+	// by the session's inbound for its OpenOrdersMax (openbound.go).
+	open []atomic.Int64
 	// overflowed is set once the bound refused an insert: the view may
 	// then miss a live order (HasDayOrders).
 	overflowed bool
 }
 
 func newOpenOrders(sessions, max int) *openOrders {
-	v := &openOrders{bySession: make([]map[uint64]openOrder, sessions), byClOrdID: make([]clOrdIndex, sessions), max: max}
+	v := &openOrders{bySession: make([]map[uint64]openOrder, sessions), byClOrdID: make([]clOrdIndex, sessions), max: max,
+		open: make([]atomic.Int64, sessions)}
 	for i := range v.bySession {
 		v.bySession[i] = map[uint64]openOrder{}
 		v.byClOrdID[i] = clOrdIndex{holders: map[clOrdKey]clOrdHolder{}}
@@ -214,6 +219,7 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 			if had {
 				delete(m, c.order.orderID)
 				v.n--
+				v.open[c.session].Add(-1)
 				k, _ := keyOf(old.ClOrdID())
 				x.remove(k, old.orderID)
 			}
@@ -240,6 +246,7 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 		default:
 			m[c.order.orderID] = c.order
 			v.n++
+			v.open[c.session].Add(1)
 			k, _ := keyOf(c.order.ClOrdID())
 			x.add(k, c.order.orderID)
 		}

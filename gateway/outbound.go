@@ -105,6 +105,7 @@ func (g *Gateway) handOver() {
 	if refused := g.open.apply(g.openHeld); refused > 0 {
 		g.log.Error("open-order view full: mass status will miss orders", "refused", refused, "max", g.open.max)
 	}
+	g.releaseBound() // after the view took the orders it counted in flight (openbound.go)
 	g.applyStatus()
 	now := g.cfg.Now()
 	for i := range g.held {
@@ -128,6 +129,7 @@ func (g *Gateway) releaseHeld() {
 	g.held = g.held[:0]
 	g.openHeld = g.openHeld[:0]
 	g.statusHeld = g.statusHeld[:0]
+	g.boundDone = g.boundDone[:0]
 }
 
 // waitDurable blocks until command cause is durable and reports true, or
@@ -169,11 +171,13 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onAccepted(&e)
 			g.openAccepted(&e)
+			g.boundAnswered(e.CauseSeq(), e.SessionIdx())
 		}
 	case venue.OrderRejectedTemplateID:
 		var e venue.OrderRejected
 		if e.WrapDecode(slot, 0) == nil {
 			g.onRejected(&e)
+			g.boundAnswered(e.CauseSeq(), e.SessionIdx())
 		}
 	case venue.FillTemplateID:
 		var e venue.Fill
@@ -202,6 +206,7 @@ func (g *Gateway) dispatch(slot []byte) {
 		var e venue.OrderStatus
 		if e.WrapDecode(slot, 0) == nil {
 			g.onOrderStatus(&e)
+			g.boundAnswered(e.CauseSeq(), e.SessionIdx())
 		}
 	case venue.MassCancelReportTemplateID:
 		var e venue.MassCancelReport
@@ -515,8 +520,11 @@ func CancelText(r venue.CancelReason) string {
 }
 
 // CapacityText is the Text of a reject for the matcher's CapacityExceeded:
-// one reason covers its bounds, and the operator's status names the full one.
-const CapacityText = "venue capacity exceeded: live orders, the day's ClOrdIDs or waiting stops are at their bound (the venue's /v1/status says which)"
+// one reason covers its bounds, and the operator's status names the full
+// one. They are the whole venue's, shared by every session, which the Text
+// says, so that a client does not take it for its session's own bound
+// (OpenOrdersBoundText) and wait for its own orders to end.
+const CapacityText = "venue capacity exceeded: the whole venue's live orders (every session's), the day's ClOrdIDs or its waiting stops are at the venue's bound (the venue's /v1/status says which)"
 
 // uncrossRemainderText is the Text of a market order left over at an
 // uncross (the matcher's reason is MarketRemainder, as in continuous trading).

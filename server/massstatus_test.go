@@ -152,6 +152,8 @@ func TestMassStatusOfManyOrdersStartsAtOnce(t *testing.T) {
 	for i := range cfg.Sessions {
 		if cfg.Sessions[i].CompID == "CLIENT1" {
 			cfg.Sessions[i].OrdersPerSecondReject, cfg.Sessions[i].MessagesPerSecondLogout = 1e9, 1e9
+			none := 0 // it holds the whole pool
+			cfg.Sessions[i].OpenOrdersMax = &none
 		}
 	}
 	s := startServer(t, cfg, Options{})

@@ -1068,7 +1068,8 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		id := sessionID(cfg, sc)
 		ord, cxl, msg := cfg.Throttles(sc)
 		gcfg.Sessions = append(gcfg.Sessions, gateway.SessionConfig{ID: id, CancelOnDisconnect: cfg.CancelOnDisconnect(sc),
-			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, DropCopy: dropCopyGrant(sc),
+			OrdersPerSecondReject: ord, CancelsPerSecondReject: cxl, MessagesPerSecondLogout: msg, OpenOrdersMax: cfg.OpenOrdersMax(sc),
+			DropCopy: dropCopyGrant(sc),
 			Accounts: sc.Accounts, Validator: validators[i], LogonLatencyMax: logonLatencyMax(cfg.QuickFIXSettings(sc))})
 	}
 	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax

@@ -901,6 +901,8 @@ func TestStrictClientCapacityReject(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.Engine.OrdersMax = 2
+	none := 0 // the pool's bound, not the session's (openbound_test.go)
+	cfg.SessionDefaults.OpenOrdersMax = &none
 	s := startServer(t, cfg, Options{})
 	c := startStrict(t, s, "CLIENT3")
 	for _, id := range []string{"cap1", "cap2"} {

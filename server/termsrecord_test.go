@@ -403,6 +403,8 @@ func TestBoundChangeIsVerified(t *testing.T) {
 	withBound := func(orders int) *config.Config {
 		cfg := testConfig(t, dir, adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
 		cfg.Engine.OrdersMax = orders
+		none := 0 // one session fills the pool: no bound of its own (openbound_test.go)
+		cfg.SessionDefaults.OpenOrdersMax = &none
 		cfg.Journal.SnapshotInterval.Duration = 0 // every start replays the whole journal
 		return cfg
 	}

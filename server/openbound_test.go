@@ -1,0 +1,97 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
+)
+
+// TestSessionOpenOrderBound: one session cannot fill the venue's order
+// pool. With the defaults each session may hold a quarter of
+// engine.orders_max open (here 2 of 8): its next order that could rest is
+// refused (103=3, the Text naming the bound and the count), an IOC still
+// passes, another session's orders rest, and a cancel makes room again. A
+// session whose open_orders_max is 0 has no bound of its own: it fills what
+// is left of the pool, and the next order is refused as the venue's
+// capacity, which its Text says.
+func TestSessionOpenOrderBound(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), "[session_defaults]\ncancel_on_disconnect = false\n")
+	cfg.Engine.OrdersMax = 8
+	none := 0
+	for i := range cfg.Sessions {
+		if cfg.Sessions[i].CompID == "CLIENT3" {
+			cfg.Sessions[i].OpenOrdersMax = &none
+		}
+	}
+	if got := cfg.OpenOrdersMax(&cfg.Sessions[0]); got != 2 {
+		t.Fatalf("default bound %d, want a quarter of 8", got)
+	}
+	s := startServer(t, cfg, Options{})
+	rest := func(c *fixclient.Client, ids ...string) {
+		t.Helper()
+		for i, id := range ids {
+			sendOrder(t, c, order{id: id, side: "1", qty: "1", px: fmt.Sprintf("%d.00", 90+i)})
+			expectER(t, c, map[int]string{11: id, 150: "0"})
+		}
+	}
+	c1 := logon(t, s, "CLIENT1", true)
+	rest(c1, "a1", "a2")
+	sendOrder(t, c1, order{id: "a3", side: "1", qty: "1", px: "93.00"})
+	expectER(t, c1, map[int]string{11: "a3", 150: "8", 39: "8", 103: "3", 58: gateway.OpenOrdersBoundText(2, 2)})
+	// An IOC never rests: at the bound it is taken (and its remainder cancelled).
+	sendOrder(t, c1, order{id: "ioc", side: "1", qty: "1", px: "93.00", tif: "3"})
+	expectER(t, c1, map[int]string{11: "ioc", 150: "4"})
+
+	c2 := logon(t, s, "CLIENT2", true)
+	rest(c2, "b1", "b2")
+
+	cancelBuy(t, c1, "x1", "a1")
+	rest(c1, "a4")
+
+	// No bound of its own: CLIENT3 takes what is left of the pool (8 - 4).
+	c3 := logon(t, s, "CLIENT3", true)
+	rest(c3, "c1", "c2", "c3", "c4")
+	sendOrder(t, c3, order{id: "c5", side: "1", qty: "1", px: "95.00"})
+	expectER(t, c3, map[int]string{11: "c5", 150: "8", 103: "99", 58: gateway.CapacityText})
+
+	if got := metricstest.Value(t, scrape(t, s), "fixvenue_open_order_bound_rejects_total"); got != "1" {
+		t.Fatalf("fixvenue_open_order_bound_rejects_total %s, want 1", got)
+	}
+}
+
+// TestSessionOpenOrderBoundInFlight: orders sent back to back, none waiting
+// for its answer, are counted while in flight, so exactly the bound rest.
+func TestSessionOpenOrderBoundInFlight(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), "[session_defaults]\ncancel_on_disconnect = false\nopen_orders_max = 5\n")
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	const sent = 40
+	for i := range sent {
+		sendOrder(t, c, order{id: fmt.Sprintf("f%d", i), side: "1", qty: "1", px: "95.00"})
+	}
+	taken := 0
+	for i := range sent {
+		m, err := c.Expect(readWait, "8", map[int]string{11: fmt.Sprintf("f%d", i)})
+		if err != nil {
+			t.Fatalf("f%d: %v", i, err)
+		}
+		switch m.Get(150) {
+		case "0":
+			taken++
+		case "8":
+			if m.Get(103) != "3" {
+				t.Fatalf("f%d refused: %v", i, m)
+			}
+		default:
+			t.Fatalf("f%d: %v", i, m)
+		}
+	}
+	if taken != 5 {
+		t.Fatalf("%d of %d orders sent back to back rest, want the bound, 5", taken, sent)
+	}
+}
