@@ -27,6 +27,7 @@ event_ring_slots = 4096
 enabled = false
 [session_defaults]
 cancel_on_disconnect = false
+open_orders_max = 0 # one session rests up to 500 orders, past a quarter of orders_max
 `
 
 // venueStatus reads GET /v1/status of the venue's admin API (loopback:
