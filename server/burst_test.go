@@ -25,6 +25,8 @@ import (
 func TestMassCancelOfManyOrdersKeepsTheSession(t *testing.T) {
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = 1<<14, 1<<16
+	none := 0 // one session rests the orders: no bound of its own (openbound_test.go)
+	cfg.SessionDefaults.OpenOrdersMax = &none
 	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	const (
