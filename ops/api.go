@@ -102,6 +102,9 @@ type SessionInfo struct {
 	NextSenderSeq int    `json:"next_sender_seq"`
 	NextTargetSeq int    `json:"next_target_seq"`
 	OpenOrders    int    `json:"open_orders"`
+	// OpenOrdersMax is the session's bound on them (open_orders_max;
+	// absent: none).
+	OpenOrdersMax int `json:"open_orders_max,omitempty"`
 	// Counts over the last second (the throttles' windows).
 	MessagesPerSecond int `json:"messages_per_second"`
 	OrdersPerSecond   int `json:"orders_per_second"`
@@ -1191,7 +1194,7 @@ func (p partlyDone) Unwrap() error { return p.error }
 func (o *Ops) handleSessions(w http.ResponseWriter, r *http.Request) {
 	out := make([]SessionInfo, 0, len(o.cfg.Sessions))
 	for _, s := range o.cfg.Sessions {
-		info := SessionInfo{CompID: s.CompID, OpenOrders: o.monitor.SessionOrders(s.Idx), DropCopy: s.DropCopy}
+		info := SessionInfo{CompID: s.CompID, OpenOrders: o.monitor.SessionOrders(s.Idx), OpenOrdersMax: s.OpenOrdersMax, DropCopy: s.DropCopy}
 		if sc := o.cfg.SessionControl; sc != nil {
 			st := sc.SessionState(s.Idx)
 			info.LoggedOn, info.Disabled, info.Address = st.LoggedOn, st.Disabled, st.Address

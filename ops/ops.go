@@ -66,6 +66,8 @@ type Session struct {
 	// DropCopy: a drop-copy session, which has no orders and no risk figures
 	// (a cancel or a risk call naming it is refused).
 	DropCopy bool
+	// OpenOrdersMax is its bound on open orders (config.OpenOrdersMax; 0: none).
+	OpenOrdersMax int
 }
 
 // Config wires Ops into a venue.

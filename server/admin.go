@@ -15,7 +15,12 @@ import (
 func (s *Server) buildOps(resting []core.OrderView) error {
 	var sessions []ops.Session
 	for i := range s.cfg.Sessions {
-		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: s.cfg.Sessions[i].CompID, DropCopy: s.cfg.Sessions[i].IsDropCopy()})
+		sc := &s.cfg.Sessions[i]
+		bound := s.cfg.OpenOrdersMax(sc)
+		if sc.IsDropCopy() {
+			bound = 0 // it enters no orders
+		}
+		sessions = append(sessions, ops.Session{Idx: uint16(i), CompID: sc.CompID, DropCopy: sc.IsDropCopy(), OpenOrdersMax: bound})
 	}
 	oc := ops.Config{Admin: s.cfg.Admin, Schedule: s.cfg.Schedule, Instruments: s.instruments, Sessions: sessions, ExportOn: s.cfg.Export.Enabled,
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Resting: resting, Sync: s.opts.JournalSync,

@@ -7,6 +7,7 @@ import (
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // TestSessionOpenOrderBound: one session cannot fill the venue's order
@@ -58,6 +59,18 @@ func TestSessionOpenOrderBound(t *testing.T) {
 	sendOrder(t, c3, order{id: "c5", side: "1", qty: "1", px: "95.00"})
 	expectER(t, c3, map[int]string{11: "c5", 150: "8", 103: "99", 58: gateway.CapacityText})
 
+	// The admin API shows each session's bound (none: absent).
+	var sessions []ops.SessionInfo
+	if code := adminCall(t, s, "GET", "/v1/sessions", "", "", &sessions); code != 200 {
+		t.Fatalf("GET /v1/sessions: %d", code)
+	}
+	bounds := map[string]int{}
+	for _, si := range sessions {
+		bounds[si.CompID] = si.OpenOrdersMax
+	}
+	if bounds["CLIENT1"] != 2 || bounds["CLIENT3"] != 0 {
+		t.Fatalf("open_orders_max in GET /v1/sessions: %v", bounds)
+	}
 	if got := metricstest.Value(t, scrape(t, s), "fixvenue_open_order_bound_rejects_total"); got != "1" {
 		t.Fatalf("fixvenue_open_order_bound_rejects_total %s, want 1", got)
 	}
