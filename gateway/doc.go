@@ -282,7 +282,8 @@
 // SessionConfig.OpenOrdersMax): the matcher's order pool is every
 // session's, and one session resting orders without end would leave the
 // others none. Past its bound an order that could rest or wait (any but IOC
-// and FOK) is refused before any command (OrdRejReason 3,
+// and FOK; not a possible resend of a live order of the session, which the
+// matcher answers with its status) is refused before any command (OrdRejReason 3,
 // OpenOrdersBoundText naming the bound and the count), as a throttle is:
 // nothing of it is journaled. The count is the session's orders in the
 // open-order view plus those published whose answer the view has not

@@ -554,7 +554,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 		rej = g.resentFromEarlierDay(s, m, o.clOrdID, "an order")
 	}
 	if rej == nil {
-		rej = g.openBoundRefused(s, o.tif) // openbound.go
+		rej = g.openBoundRefused(s, m, o.clOrdID, o.tif) // openbound.go
 	}
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
+	"github.com/quickfixgo/quickfix"
 )
 
 // A session's bound on its open orders (SessionConfig.OpenOrdersMax).
@@ -35,9 +36,12 @@ func countsAgainstBound(tif venue.TimeInForce) bool {
 	return tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
 }
 
-// openBoundRefused refuses an order of session s that its OpenOrdersMax
-// does not allow (nil: allowed, or not counted).
-func (g *Gateway) openBoundRefused(s *session, tif venue.TimeInForce) *rejection {
+// openBoundRefused refuses an order of session s (m, its ClOrdID clOrdID)
+// that its OpenOrdersMax does not allow (nil: allowed, or not counted). A
+// possible resend of one of the session's live orders passes: the matcher
+// answers it with the order's status, and a reject would tell the client
+// that a working order is dead (README, "FIX").
+func (g *Gateway) openBoundRefused(s *session, m *quickfix.Message, clOrdID []byte, tif venue.TimeInForce) *rejection {
 	bound := s.cfg.OpenOrdersMax
 	if bound <= 0 || !countsAgainstBound(tif) {
 		return nil
@@ -46,6 +50,11 @@ func (g *Gateway) openBoundRefused(s *session, tif venue.TimeInForce) *rejection
 	n := inFlight + g.open.open[s.idx].Load()
 	if n < int64(bound) {
 		return nil
+	}
+	if possResend(m) {
+		if _, live := g.open.find(s.idx, 0, clOrdID); live {
+			return nil
+		}
 	}
 	g.metrics.openBound.Inc()
 	return &rejection{ordRejExceedsLimit, OpenOrdersBoundText(n, bound)}

@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
@@ -13,8 +15,8 @@ import (
 // TestSessionOpenOrderBound: one session cannot fill the venue's order
 // pool. With the defaults each session may hold a quarter of
 // engine.orders_max open (here 2 of 8): its next order that could rest is
-// refused (103=3, the Text naming the bound and the count), an IOC still
-// passes, another session's orders rest, and a cancel makes room again. A
+// refused (103=3, the Text naming the bound and the count), an IOC and a
+// possible resend of a live order still pass, another session's orders rest, and a cancel makes room again. A
 // session whose open_orders_max is 0 has no bound of its own: it fills what
 // is left of the pool, and the next order is refused as the venue's
 // capacity, which its Text says.
@@ -46,6 +48,25 @@ func TestSessionOpenOrderBound(t *testing.T) {
 	// An IOC never rests: at the bound it is taken (and its remainder cancelled).
 	sendOrder(t, c1, order{id: "ioc", side: "1", qty: "1", px: "93.00", tif: "3"})
 	expectER(t, c1, map[int]string{11: "ioc", 150: "4"})
+	// A possible resend of a live order is answered with its status, never
+	// a reject that would say it is dead; one of an order unknown is a new
+	// order, refused at the bound.
+	possResend := func(clOrdID string) {
+		t.Helper()
+		now := fixclient.Timestamp(time.Now())
+		msg := fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, "CLIENT1"), fixclient.F(56, s.cfg.Venue.SenderCompID),
+			fixclient.F(34, strconv.Itoa(c1.NextOut)), fixclient.F(97, "Y"), fixclient.F(52, now),
+			fixclient.F(11, clOrdID), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(60, now),
+			fixclient.F(38, "1"), fixclient.F(40, "2"), fixclient.F(44, "91.00"), fixclient.F(59, "0"))
+		c1.NextOut++
+		if err := c1.SendRaw(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	possResend("a2")
+	expectER(t, c1, map[int]string{11: "a2", 150: "I", 39: "0"})
+	possResend("new")
+	expectER(t, c1, map[int]string{11: "new", 150: "8", 103: "3", 58: gateway.OpenOrdersBoundText(2, 2)})
 
 	c2 := logon(t, s, "CLIENT2", true)
 	rest(c2, "b1", "b2")
@@ -71,8 +92,8 @@ func TestSessionOpenOrderBound(t *testing.T) {
 	if bounds["CLIENT1"] != 2 || bounds["CLIENT3"] != 0 {
 		t.Fatalf("open_orders_max in GET /v1/sessions: %v", bounds)
 	}
-	if got := metricstest.Value(t, scrape(t, s), "fixvenue_open_order_bound_rejects_total"); got != "1" {
-		t.Fatalf("fixvenue_open_order_bound_rejects_total %s, want 1", got)
+	if got := metricstest.Value(t, scrape(t, s), "fixvenue_open_order_bound_rejects_total"); got != "2" {
+		t.Fatalf("fixvenue_open_order_bound_rejects_total %s, want 2", got)
 	}
 }
 
