@@ -46,7 +46,7 @@ func (g *Gateway) openBoundRefused(s *session, m *quickfix.Message, clOrdID []by
 	if bound <= 0 || !countsAgainstBound(tif) {
 		return nil
 	}
-	inFlight := s.ordersInFlight.Load() // first: see the package comment above
+	inFlight := s.ordersInFlight.Load() // first: see the comment at the top of this file
 	n := inFlight + g.open.open[s.idx].Load()
 	if n < int64(bound) {
 		return nil
@@ -66,7 +66,7 @@ func (g *Gateway) openBoundRefused(s *session, m *quickfix.Message, clOrdID []by
 func OpenOrdersBoundText(open int64, bound int) string {
 	return "session open-order bound reached: " + strconv.FormatInt(open, 10) +
 		" open orders of at most " + strconv.Itoa(bound) +
-		" (open_orders_max); cancel some to enter more (the venue is not full)"
+		" (open_orders_max, this session's own bound, not the venue's capacity); cancel some to enter more"
 }
 
 // noteBoundOrder counts order seq of session s in flight, before it is
