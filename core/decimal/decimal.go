@@ -3,6 +3,7 @@ package decimal
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 )
 
@@ -165,66 +166,100 @@ func ParseTicks(s []byte, t Tick) (int64, error) {
 }
 
 // FormatTicks appends ticks × tick as a decimal string with exactly the tick's scale.
+// The product is taken in 128 bits: a price at the top of a band whose
+// ticks are large (a tick of 100000000, say) is more than int64 holds, and
+// wrapped to a negative price in a published band.
 func FormatTicks(dst []byte, ticks int64, t Tick) []byte {
-	v := ticks * t.Mantissa
-	if t.Scale == 0 {
-		return strconv.AppendInt(dst, v, 10)
-	}
-	if v < 0 {
+	if ticks < 0 {
 		dst = append(dst, '-')
-		v = -v
 	}
-	return appendFixed(dst, v, t.Scale)
+	hi, lo := bits.Mul64(abs64(ticks), uint64(t.Mantissa))
+	return appendFixed(dst, hi, lo, t.Scale)
 }
 
-// appendFixed appends v × 10^-scale (v ≥ 0, scale ≥ 1) with exactly scale fractional digits.
-func appendFixed(dst []byte, v int64, scale int) []byte {
-	p := pow10[scale]
-	dst = strconv.AppendInt(dst, v/p, 10)
-	dst = append(dst, '.')
-	frac := v % p
-	for d := p / 10; d > 0; d /= 10 {
-		dst = append(dst, byte('0'+frac/d))
-		frac %= d
+// abs64 is |v| as a uint64, exact for math.MinInt64 too.
+func abs64(v int64) uint64 {
+	if v < 0 {
+		return -uint64(v)
 	}
-	return dst
+	return uint64(v)
+}
+
+// appendFixed appends (hi×2^64 + lo) × 10^-scale (hi < 10^19) with exactly
+// scale fractional digits.
+func appendFixed(dst []byte, hi, lo uint64, scale int) []byte {
+	var buf [40]byte
+	d := appendDigits(buf[:0], hi, lo)
+	if scale == 0 {
+		return append(dst, d...)
+	}
+	if len(d) <= scale {
+		dst = append(dst, '0', '.')
+		for i := len(d); i < scale; i++ {
+			dst = append(dst, '0')
+		}
+		return append(dst, d...)
+	}
+	dst = append(dst, d[:len(d)-scale]...)
+	dst = append(dst, '.')
+	return append(dst, d[len(d)-scale:]...)
+}
+
+// appendDigits appends the decimal digits of hi×2^64 + lo (hi < 10^19,
+// which bounds the value by 10^38: every product of two int64 magnitudes
+// fits), without leading zeros, "0" for zero.
+func appendDigits(dst []byte, hi, lo uint64) []byte {
+	top, bottom := bits.Div64(hi, lo, 1e19)
+	if top == 0 {
+		return strconv.AppendUint(dst, bottom, 10)
+	}
+	dst = strconv.AppendUint(dst, top, 10)
+	var b [19]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + bottom%10)
+		bottom /= 10
+	}
+	return append(dst, b[:]...)
 }
 
 // FormatRatio appends num/den × tick as a decimal with extra fractional digits
 // (used for average prices), truncating toward zero past scale+extra digits.
+// It is exact for every num and den: num × the tick's mantissa is taken in
+// 128 bits and the extra digits are divided out one at a time, where the
+// int64 products wrapped for a large tick mantissa, a large price times
+// 10^extra or a cumulative quantity near its bound, and wrote a wrong AvgPx.
 func FormatRatio(dst []byte, num, den int64, t Tick, extra int) []byte {
 	if den == 0 {
 		return append(dst, '0')
 	}
-	scale := t.Scale + extra
-	if scale > MaxScale {
-		scale = MaxScale
-		extra = scale - t.Scale
+	if t.Scale+extra > MaxScale {
+		extra = MaxScale - t.Scale
 	}
-	// value = num*tm/den × 10^-t.Scale ; compute with 10^extra more precision.
 	neg := (num < 0) != (den < 0)
-	if num < 0 {
-		num = -num
-	}
-	if den < 0 {
-		den = -den
-	}
-	whole := num / den * t.Mantissa
-	rem := num % den * t.Mantissa
-	whole += rem / den
-	rem %= den
-	// whole is in units of 10^-t.Scale; extend by extra digits of rem/den.
-	scaled := whole
+	d := abs64(den)
+	// The quotient, in units of 10^-t.Scale, is (qhi, qlo); hi % d < d
+	// makes the second division's quotient fit 64 bits.
+	hi, lo := bits.Mul64(abs64(num), uint64(t.Mantissa))
+	qhi := hi / d
+	qlo, rem := bits.Div64(hi%d, lo, d)
+	var frac [MaxScale]byte
+	nonzero := qhi|qlo != 0
 	for i := 0; i < extra; i++ {
-		rem *= 10
-		scaled = scaled*10 + rem/den
-		rem %= den
+		h, l := bits.Mul64(rem, 10) // rem < d, so the quotient is a digit
+		var digit uint64
+		digit, rem = bits.Div64(h, l, d)
+		frac[i] = byte('0' + digit)
+		nonzero = nonzero || digit != 0
 	}
-	if neg && scaled != 0 {
+	if neg && nonzero {
 		dst = append(dst, '-')
 	}
-	if scale == 0 {
-		return strconv.AppendInt(dst, scaled, 10)
+	dst = appendFixed(dst, qhi, qlo, t.Scale)
+	if extra <= 0 {
+		return dst
 	}
-	return appendFixed(dst, scaled, scale)
+	if t.Scale == 0 {
+		dst = append(dst, '.')
+	}
+	return append(dst, frac[:extra]...)
 }

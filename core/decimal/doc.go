@@ -11,5 +11,9 @@
 // however many, do not count), and magnitudes that fit in int64 after scaling;
 // anything else is ErrRange, except that ParseTicks answers a value with more
 // significant fractional digits ErrOffTick: no tick has them, so it is not a
-// multiple of the tick. Neither function allocates.
+// multiple of the tick. FormatTicks and FormatRatio (an average price: a
+// notional over a quantity) are exact for any int64 operands: their
+// products are taken in 128 bits, as a price near the largest a tick allows
+// times the tick's mantissa, or times the average's extra digits, is beyond
+// int64. None of these functions allocates.
 package decimal
