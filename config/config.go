@@ -1147,10 +1147,11 @@ func bandErrors(key string, in *Instrument) []error {
 		return []error{fmt.Errorf("%s.band_percent: %d%% around ref_price %s spans %d ticks of tick_size %s, more than the %d price levels a side of a book may hold (a narrower band or a coarser tick_size)",
 			key, in.BandPercent, in.RefPrice, levels, in.TickSize, core.LevelsPerSideMaxDefault)}
 	}
-	// An order's notional, at most max_qty at the band's top, is an int64 of ticks.
-	if in.MaxQty > 0 && in.MaxQty > math.MaxInt64/high {
-		return []error{fmt.Errorf("%s.max_qty: %d at the band's top price (%d ticks of tick_size %s) overflows an order's notional (at most %d)",
-			key, in.MaxQty, high, in.TickSize, int64(math.MaxInt64/high))}
+	// An order's notional, at most max_qty at the band's top, is at most
+	// the largest risk limit (core.OrderNotionalMax).
+	if in.MaxQty > 0 && in.MaxQty > core.MaxQtyAt(high) {
+		return []error{fmt.Errorf("%s.max_qty: %d at the band's top price (%d ticks of tick_size %s) puts an order's notional above %d, the largest (price ticks x quantity, as the largest risk limit): max_qty at most %d",
+			key, in.MaxQty, high, in.TickSize, int64(core.OrderNotionalMax), core.MaxQtyAt(high))}
 	}
 	return nil
 }

@@ -149,7 +149,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "x"`, "band_percent = 5", "band_percent = 100").Replace(instrumentText), "instrument[0].band_percent: 100 is outside (0, 100)"},
 		{strings.NewReplacer(`tick_size = "0.05"`, `tick_size = "-1"`, "max_qty = 2", "max_qty = 0").Replace(instrumentText), "instrument[0].min_qty, max_qty: need 0 < min_qty <= max_qty"},
 		{strings.Replace(instrumentText, "max_qty = 2", "max_qty = 9223372036854775807", 1),
-			"instrument[0].max_qty: 9223372036854775807 at the band's top price (21 ticks of tick_size 0.05) overflows an order's notional (at most 439208192231179800)"},
+			"instrument[0].max_qty: 9223372036854775807 at the band's top price (21 ticks of tick_size 0.05) puts an order's notional above 4611686018427387902, the largest (price ticks x quantity, as the largest risk limit): max_qty at most 219604096115589900"},
 		// Bounds of what the configuration sizes, checked before the data
 		// directory is used.
 		{"[fix]\noutbound_queue_max = 9223372036854775807", "fix.outbound_queue_max: 9223372036854775807 is outside [1024, 1048576]"},
@@ -439,8 +439,9 @@ func TestBandBoundsAsTheMatcherAsks(t *testing.T) {
 	for _, tc := range []struct{ tick, ref, maxQty, band, key string }{
 		{"1", "1048575", "1", "50", ""},                           // 1,048,575 levels
 		{"1", "1048577", "1", "50", "instrument[0].band_percent"}, // 1,048,577
-		{"0.05", "1", "439208192231179800", "5", ""},              // 21 ticks × max_qty fits an int64
-		{"0.05", "1", "439208192231179801", "5", "instrument[0].max_qty"},
+		{"0.05", "1", "219604096115589900", "5", ""},              // 21 ticks × max_qty is at most the largest risk limit
+		{"0.05", "1", "219604096115589901", "5", "instrument[0].max_qty"},
+		{"0.05", "1", "439208192231179800", "5", "instrument[0].max_qty"},             // fits an int64, above "no limit"
 		{"0.000000001", "46116860.184273879", "1", "1", "instrument[0].band_percent"}, // the highest reference price: its band is too wide
 		{"0.000000001", "46116860.184273880", "1", "1", "instrument[0].ref_price"},
 	} {

@@ -73,8 +73,9 @@
 // session's FIX store file); an instrument's band (band_percent around
 // ref_price) of at most core.LevelsPerSideMaxDefault ticks of its
 // tick_size (each is a price level of each side of its book, allocated
-// at start), and max_qty at the band's top price within an int64 of
-// ticks; the file
+// at start), and max_qty at the band's top price within
+// core.OrderNotionalMax ticks (2^62−2, the largest risk limit, so that
+// the checks of limits that are not set never refuse an order); the file
 // is a regular file (not a named pipe or a device) of at most
 // ConfigBytesMax bytes, and so are the files it names: the cluster's
 // secret (at most ClusterSecretFileBytesMax bytes) and the TLS

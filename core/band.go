@@ -10,6 +10,21 @@ import (
 // refPriceTicks × (100 + bandPercent) within int64.
 const RefPriceTicksMax = math.MaxInt64 / (2 * percentScale)
 
+// OrderNotionalMax is the largest notional (price ticks × quantity) an
+// order may have: max_qty at the top of the band must stay within it
+// (MaxQtyAt). It is the largest risk limit, so that an order is never
+// above "no limit" (riskNone), and limit − figure − notional, how the
+// checks test every limit at once, cannot wrap: an order of a larger
+// notional was refused by limits that were not set, and one whose
+// notional wrapped int64 (max_qty at a band moved up) passed every limit.
+const OrderNotionalMax = RiskLimitMax
+
+// MaxQtyAt is the largest max_qty whose orders stay within
+// OrderNotionalMax at a band whose top is highTicks (positive).
+func MaxQtyAt(highTicks int64) int64 {
+	return OrderNotionalMax / highTicks
+}
+
 // BandTicks returns the price band, in ticks, that bandPercent around
 // refPriceTicks gives: the edges are rounded inward to whole ticks.
 func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {
@@ -28,7 +43,8 @@ func BandCentreTicks(lowTicks, highTicks int64) int64 {
 // refPriceTicks (see "Operator commands" in doc.go). The levels were
 // allocated for the configured band, so the new band may not span more
 // ticks than that (InvalidPriceBand; a wider one needs new reference data
-// and a restart), and every resting order, the stop price of every live
+// and a restart), nor reach a top where MaxQty passes OrderNotionalMax
+// (InvalidPriceBand, as NewMatcher refuses it), and every resting order, the stop price of every live
 // stop order (waiting or elected) and the limit price of every waiting stop
 // limit must lie inside it
 // (OrdersOutsideBand): nothing is cancelled or moved by a band change.
@@ -48,6 +64,11 @@ func (m *Matcher) operatorSetBand(instrumentID uint32, refPriceTicks, bandPercen
 	low, high := bandTicks(refPriceTicks, bandPercent)
 	in := &m.instruments[ii]
 	if low > high || high-low+1 > int64(len(in.sides[0].levels)) {
+		return venue.RejectReasonInvalidPriceBand, 0
+	}
+	// A band moved up must keep max_qty at its top within the largest
+	// notional, as the configured one does (InstrumentConfig.validate).
+	if in.maxQty > MaxQtyAt(high) {
 		return venue.RejectReasonInvalidPriceBand, 0
 	}
 	for s := range in.sides {

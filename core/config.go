@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -224,9 +223,9 @@ func (in *InstrumentConfig) validate(levelsMax int) error {
 	if high-low+1 > int64(levelsMax) {
 		return configError("the band spans %d ticks, more than LevelsPerSideMax %d", high-low+1, levelsMax)
 	}
-	// cumNotionalTicks of one order is at most high × MaxQty; it must fit.
-	if in.MaxQty > math.MaxInt64/high {
-		return configError("MaxQty %d × band high %d ticks overflows int64 notional", in.MaxQty, high)
+	// An order's notional (and cumNotionalTicks) is at most high × MaxQty.
+	if in.MaxQty > MaxQtyAt(high) {
+		return configError("MaxQty %d × band high %d ticks is above the largest order notional %d", in.MaxQty, high, int64(OrderNotionalMax))
 	}
 	if in.Status != 0 && !in.Status.Valid() {
 		return configError("status %d is not a TradingStatus", in.Status)

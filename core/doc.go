@@ -396,6 +396,10 @@
 //
 // # Limits
 //
+//   - An order's notional, MaxQty at the band's top at most, is within
+//     OrderNotionalMax (the largest risk limit): NewMatcher, AddInstrument
+//     and a band change (InvalidPriceBand) hold it, so that no notional
+//     wraps int64 or passes "no limit".
 //   - The band is fixed at start-up from RefPriceTicks and BandPercent; a new
 //     reference price needs a restart (and an empty book outside the new
 //     band). Each level costs 24 bytes and a bit per side: a band of

@@ -306,3 +306,25 @@ func TestSnapshotAfterBandMovedPastLastTrade(t *testing.T) {
 		t.Fatal("the restored state differs")
 	}
 }
+
+// TestOperatorSetBandKeepsOrderNotionalInRange: a band moved up is refused
+// when max_qty at its top would be above OrderNotionalMax, the bound the
+// configuration has (an order's notional wrapped int64 and passed the
+// risk limits); one just within it is taken.
+func TestOperatorSetBandKeepsOrderNotionalInRange(t *testing.T) {
+	maxQty := MaxQtyAt(150)
+	m := mustMatcher(t, Config{OrdersMax: 16, ClOrdIDsMax: 64, SessionsMax: 4, Instruments: []InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: maxQty, RefPriceTicks: 100, BandPercent: 50}}})
+	if r := setBand(t, m, 1, 5000, 1); r.Reason() != venue.RejectReasonInvalidPriceBand {
+		t.Fatalf("band [4950, 5050] with max_qty %d: %s", maxQty, r.Reason())
+	}
+	if lo, hi, _ := m.Band(1); lo != 50 || hi != 150 {
+		t.Fatalf("refused band moved it to [%d, %d]", lo, hi)
+	}
+	if r := setBand(t, m, 2, 120, 25); r.Reason() != venue.RejectReasonNone {
+		t.Fatalf("band [90, 150]: %s", r.Reason())
+	}
+	if r := setBand(t, m, 3, 121, 25); r.Reason() != venue.RejectReasonInvalidPriceBand {
+		t.Fatalf("band [91, 151] with max_qty %d: %s", maxQty, r.Reason())
+	}
+}

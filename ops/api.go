@@ -743,7 +743,7 @@ func (o *Ops) answer(w http.ResponseWriter, operator string, r Result, err error
 		writeJSON(w, http.StatusConflict, apiError{Error: "nothing to do: the transition makes no sense in the current state (nothing changed)",
 			Code: "invalid_transition", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonInvalidPriceBand:
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "the band would span more ticks than the configured band allocates (nothing changed)",
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "the band would span more ticks than the configured band allocates, or put max_qty at its top above the largest order notional (nothing changed)",
 			Code: "band_too_wide", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonOrdersOutsideBand:
 		writeJSON(w, http.StatusConflict, apiError{Error: "resting orders, or stop orders' stop or limit prices, lie outside the new band; cancel them first (nothing changed)",
@@ -938,6 +938,12 @@ func (o *Ops) handleBand(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.BandPercent <= 0 || req.BandPercent >= 100 {
 		refuse(w, http.StatusBadRequest, "bad_band", "band_percent %d is outside (0, 100)", req.BandPercent)
+		return
+	}
+	// The matcher refuses it too (InvalidPriceBand); said here with the figures.
+	if _, high := core.BandTicks(ref, req.BandPercent); in.MaxQty > core.MaxQtyAt(high) {
+		refuse(w, http.StatusBadRequest, "bad_band", "band_percent %d around ref_price %s reaches %d ticks, where max_qty %d is above the largest order notional, %d (price ticks x quantity); max_qty there is at most %d",
+			req.BandPercent, req.RefPrice, high, in.MaxQty, int64(core.OrderNotionalMax), core.MaxQtyAt(high))
 		return
 	}
 	operator := operatorOf(r)
