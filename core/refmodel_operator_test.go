@@ -93,7 +93,7 @@ func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus, keepHal
 }
 
 // operatorBand moves an instrument's band to pct around ref: no wider than
-// the configured band, with the limit price of every resting order and
+// the configured band, max_qty at its top within the largest order notional, with the limit price of every resting order and
 // waiting stop limit, and every stop order's stop price, inside it.
 func (m *refModel) operatorBand(id uint32, ref, pct int64) venue.RejectReason {
 	in, ok := m.instruments[id]
@@ -106,7 +106,7 @@ func (m *refModel) operatorBand(id uint32, ref, pct int64) venue.RejectReason {
 	edges := func(ref, pct int64) (int64, int64) { return (ref*(100-pct) + 99) / 100, ref * (100 + pct) / 100 }
 	low, high := edges(ref, pct)
 	cfgLow, cfgHigh := edges(in.cfg.RefPriceTicks, in.cfg.BandPercent)
-	if low > high || high-low > cfgHigh-cfgLow {
+	if low > high || high-low > cfgHigh-cfgLow || in.cfg.MaxQty > (math.MaxInt64/2-1)/high { // the largest order notional
 		return venue.RejectReasonInvalidPriceBand
 	}
 	outside := func(px int64) bool { return px < low || px > high }
