@@ -1086,6 +1086,10 @@ func (c *Config) validateInstruments() []error {
 			// lots would be published (SecurityList) but never reachable.
 			errs = append(errs, fmt.Errorf("%s.min_qty, max_qty: %d and %d must be multiples of lot_size %d", key, in.MinQty, in.MaxQty, in.LotSize))
 		}
+		if qtyMax := c.qtyMax(); qtyMax > 0 && in.MaxQty > qtyMax {
+			errs = append(errs, fmt.Errorf("%s.max_qty: %d is above %d, the most whose sums (a price level's depth, the day's volume) over engine.orders_max + engine.clordids_max + 1 orders fit an int64 (a smaller max_qty, or fewer orders_max and clordids_max)",
+				key, in.MaxQty, qtyMax))
+		}
 		if in.BandPercent <= 0 || in.BandPercent >= 100 {
 			errs = append(errs, fmt.Errorf("%s.band_percent: %d is outside (0, 100)", key, in.BandPercent))
 		} else if refOK {
@@ -1096,6 +1100,16 @@ func (c *Config) validateInstruments() []error {
 		}
 	}
 	return errs
+}
+
+// qtyMax is core.MaxQtyFor the engine's bounds, 0 while they are invalid
+// (refused on their own keys).
+func (c *Config) qtyMax() int64 {
+	e := &c.Engine
+	if e.OrdersMax <= 0 || e.OrdersMax > core.OrdersMaxLimit || e.ClOrdIDsMax < e.OrdersMax || e.ClOrdIDsMax > core.ClOrdIDsMaxLimit {
+		return 0
+	}
+	return core.MaxQtyFor(e.OrdersMax, e.ClOrdIDsMax)
 }
 
 // refPriceError reads in's ref_price in ticks of tick into

@@ -445,7 +445,9 @@ func TestBandBoundsAsTheMatcherAsks(t *testing.T) {
 		{"0.000000001", "46116860.184273879", "1", "1", "instrument[0].band_percent"}, // the highest reference price: its band is too wide
 		{"0.000000001", "46116860.184273880", "1", "1", "instrument[0].ref_price"},
 	} {
-		text := fmt.Sprintf("[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = %q\nlot_size = 1\nmin_qty = 1\nmax_qty = %s\nref_price = %q\nband_percent = %s\n",
+		// One order and one ClOrdID, as the matcher below: max_qty is bound
+		// by them too (TestMaxQtyBoundByTheOrders).
+		text := fmt.Sprintf("[engine]\norders_max = 1\nclordids_max = 1\n[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = %q\nlot_size = 1\nmin_qty = 1\nmax_qty = %s\nref_price = %q\nband_percent = %s\n",
 			tc.tick, tc.maxQty, tc.ref, tc.band)
 		c, err := Parse([]byte(text), "test.toml")
 		if tc.key != "" {
@@ -462,6 +464,42 @@ func TestBandBoundsAsTheMatcherAsks(t *testing.T) {
 		_, err = core.NewMatcher(core.Config{OrdersMax: 1, ClOrdIDsMax: 1, SessionsMax: 1, Instruments: []core.InstrumentConfig{{
 			ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize, LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty,
 			RefPriceTicks: in.RefPriceTicks, BandPercent: in.BandPercent}}})
+		if err != nil {
+			t.Errorf("%+v: taken by the configuration, refused by the matcher: %v", tc, err)
+		}
+	}
+}
+
+// TestMaxQtyBoundByTheOrders: max_qty is at most what keeps the sums of
+// orders_max + clordids_max + 1 orders' quantities (a price level's depth,
+// the day's volume) within int64, as the matcher asks; at a reference
+// price of one tick the band's notional bound is looser, so this one binds.
+func TestMaxQtyBoundByTheOrders(t *testing.T) {
+	for _, tc := range []struct {
+		engine, maxQty string
+		ok             bool
+	}{
+		{"", "1759218268897", true}, // the default engine: 1048576 orders, 4194304 ClOrdIDs
+		{"", "1759218268898", false},
+		{"[engine]\norders_max = 1\nclordids_max = 1\n", "3074457345618258602", true},
+		{"[engine]\norders_max = 1\nclordids_max = 1\n", "3074457345618258603", false},
+	} {
+		text := tc.engine + "[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"1\"\nlot_size = 1\nmin_qty = 1\nmax_qty = " + tc.maxQty +
+			"\nref_price = \"1\"\nband_percent = 50\n"
+		c, err := Parse([]byte(text), "test.toml")
+		if !tc.ok {
+			if err == nil || !strings.Contains(err.Error(), "instrument[0].max_qty: "+tc.maxQty+" is above") {
+				t.Errorf("%+v: error %v, want one naming instrument[0].max_qty", tc, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		in := c.Instruments[0]
+		_, err = core.NewMatcher(core.Config{OrdersMax: c.Engine.OrdersMax, ClOrdIDsMax: c.Engine.ClOrdIDsMax, SessionsMax: 1,
+			Instruments: []core.InstrumentConfig{{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize, LotSize: in.LotSize,
+				MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks, BandPercent: in.BandPercent}}})
 		if err != nil {
 			t.Errorf("%+v: taken by the configuration, refused by the matcher: %v", tc, err)
 		}

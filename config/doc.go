@@ -75,7 +75,10 @@
 // tick_size (each is a price level of each side of its book, allocated
 // at start), and max_qty at the band's top price within
 // core.OrderNotionalMax ticks (2^62−2, the largest risk limit, so that
-// the checks of limits that are not set never refuse an order); the file
+// the checks of limits that are not set never refuse an order), and
+// max_qty at most core.MaxQtyFor engine.orders_max and clordids_max (the
+// sums of that many orders' quantities, a level's depth or the day's
+// volume, fit an int64); the file
 // is a regular file (not a named pipe or a device) of at most
 // ConfigBytesMax bytes, and so are the files it names: the cluster's
 // secret (at most ClusterSecretFileBytesMax bytes) and the TLS

@@ -33,13 +33,14 @@ type instrumentListing struct {
 	added      []AddedInstrument // the reference data of instruments[configured:]
 	symbols    map[string]uint16 // every listed symbol → its instrument index
 	levelsMax  int               // Config.LevelsPerSideMax: the widest band a new instrument may have
+	qtyMax     int64             // MaxQtyFor the matcher's OrdersMax and ClOrdIDsMax: the largest MaxQty
 }
 
 func newInstrumentListing(cfg *Config) instrumentListing {
 	return instrumentListing{configured: len(cfg.Instruments),
 		added:     make([]AddedInstrument, 0, cfg.instrumentsMax()-len(cfg.Instruments)),
 		symbols:   make(map[string]uint16, cfg.instrumentsMax()),
-		levelsMax: cfg.levelsPerSideMax()}
+		levelsMax: cfg.levelsPerSideMax(), qtyMax: MaxQtyFor(cfg.OrdersMax, cfg.ClOrdIDsMax)}
 }
 
 // tickScaleMax bounds a tick size's decimal places (10^18 fits an int64).
@@ -100,7 +101,7 @@ func (m *Matcher) addInstrument(a *AddedInstrument) venue.RejectReason {
 	}
 	ic := InstrumentConfig{ID: a.ID, Symbol: a.Symbol, TickSize: a.Tick.String(), LotSize: a.LotSize, MinQty: a.MinQty,
 		MaxQty: a.MaxQty, RefPriceTicks: a.RefPriceTicks, BandPercent: a.BandPercent, Status: a.Status}
-	if ic.validate(m.listing.levelsMax) != nil {
+	if ic.validate(m.listing.levelsMax, m.listing.qtyMax) != nil {
 		return venue.RejectReasonInvalidInstrument
 	}
 	if a.Status == 0 {

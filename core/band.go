@@ -25,6 +25,20 @@ func MaxQtyAt(highTicks int64) int64 {
 	return OrderNotionalMax / highTicks
 }
 
+// MaxQtyFor is the largest MaxQty of a matcher of ordersMax and
+// clOrdIDsMax (positive): every sum of quantities of one instrument is then
+// within int64. A price level's or a side's total, an auction's volumes
+// at a price, a fill-or-kill's available quantity and the open quantities
+// of the risk figures add the leaves of at most OrdersMax+1 orders; the
+// day's traded volume (the feed's and the console's) is at most what the
+// day's orders and replaces brought (ClOrdIDsMax of them) and the orders
+// carried from earlier days (OrdersMax) bought. A larger MaxQty let a few
+// orders at one price wrap a level's total negative: the book published a
+// negative depth and a fill-or-kill found no quantity where there was.
+func MaxQtyFor(ordersMax, clOrdIDsMax int) int64 {
+	return math.MaxInt64 / (int64(ordersMax) + int64(clOrdIDsMax) + 1)
+}
+
 // BandTicks returns the price band, in ticks, that bandPercent around
 // refPriceTicks gives: the edges are rounded inward to whole ticks.
 func BandTicks(refPriceTicks, bandPercent int64) (lowTicks, highTicks int64) {

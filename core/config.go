@@ -179,7 +179,7 @@ func (c *Config) validate() error {
 			return configError("instrument id %d appears twice", in.ID)
 		}
 		seen[in.ID] = true
-		if err := in.validate(c.levelsPerSideMax()); err != nil {
+		if err := in.validate(c.levelsPerSideMax(), MaxQtyFor(c.OrdersMax, c.ClOrdIDsMax)); err != nil {
 			return fmt.Errorf("%w (instrument %d %q)", err, in.ID, in.Symbol)
 		}
 	}
@@ -197,7 +197,10 @@ func (c *Config) validate() error {
 	return c.validateRisk()
 }
 
-func (in *InstrumentConfig) validate(levelsMax int) error {
+// validate checks an instrument's bounds: its band at most levelsMax
+// ticks wide, its MaxQty at most qtyMax (MaxQtyFor) and within
+// OrderNotionalMax at the band's top.
+func (in *InstrumentConfig) validate(levelsMax int, qtyMax int64) error {
 	if in.ID == 0 {
 		return configError("instrument id 0 is reserved for \"any instrument\"")
 	}
@@ -209,6 +212,9 @@ func (in *InstrumentConfig) validate(levelsMax int) error {
 	}
 	if in.LotSize <= 0 || in.MinQty <= 0 || in.MaxQty < in.MinQty {
 		return configError("need LotSize > 0 and 0 < MinQty <= MaxQty, have %d, %d, %d", in.LotSize, in.MinQty, in.MaxQty)
+	}
+	if in.MaxQty > qtyMax {
+		return configError("MaxQty %d is above %d, the most whose sums over OrdersMax + ClOrdIDsMax + 1 orders fit an int64", in.MaxQty, qtyMax)
 	}
 	if in.BandPercent <= 0 || in.BandPercent >= percentScale {
 		return configError("BandPercent %d is outside (0, 100)", in.BandPercent)

@@ -400,6 +400,11 @@
 //     OrderNotionalMax (the largest risk limit): NewMatcher, AddInstrument
 //     and a band change (InvalidPriceBand) hold it, so that no notional
 //     wraps int64 or passes "no limit".
+//   - MaxQty is at most MaxQtyFor(OrdersMax, ClOrdIDsMax), (2^63−1) /
+//     (OrdersMax + ClOrdIDsMax + 1): a level's and a side's totals, an
+//     auction's volumes, a fill-or-kill's available quantity, the open
+//     quantities of the risk figures and the day's traded volume add at
+//     most that many orders' quantities, so none wraps.
 //   - The band is fixed at start-up from RefPriceTicks and BandPercent; a new
 //     reference price needs a restart (and an empty book outside the new
 //     band). Each level costs 24 bytes and a bit per side: a band of

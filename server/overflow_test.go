@@ -42,9 +42,10 @@ func TestLargeTickPricesOnTheWire(t *testing.T) {
 	expectER(t, b, map[int]string{11: "b2", 150: "8", 58: "price outside the instrument's price band 8730000000000000000 to 9270000000000000000"})
 }
 
-// wideQty is an instrument whose max_qty is at its bound for the
-// configured band (50% around 100: a top of 150 ticks), so that a band
-// moved up to 5050 ticks would put an order's notional past int64.
+// wideQty is an instrument whose max_qty is near its bound (the test
+// venue's 4096 orders and 16384 ClOrdIDs) with a band of 50% around 1000
+// (a top of 1500 ticks), so that a band moved up to 40400 ticks would put
+// an order's notional past int64.
 const wideQty = `
 [[instrument]]
 id = 8
@@ -52,15 +53,15 @@ symbol = "WIDEQ"
 tick_size = "1"
 lot_size = 1
 min_qty = 1
-max_qty = 30000000000000000
-ref_price = "100"
+max_qty = 450000000000000
+ref_price = "1000"
 band_percent = 50
 `
 
 // TestBandMoveKeepsOrderNotionalInRange: a band moved up by the admin API
 // must keep max_qty at its top within the largest order notional, as the
-// configuration must. The move was taken, and a buy of 29024545067262656
-// at 5050, a notional that wraps to −1000000000000000128, then passed a
+// configuration must. The move was taken, and a buy of 431850100834394
+// at 40400, a notional that wraps to −1000000000000034016, then passed a
 // max_order_notional of 1000000 and entered the book.
 func TestBandMoveKeepsOrderNotionalInRange(t *testing.T) {
 	t.Parallel()
@@ -73,14 +74,14 @@ max_order_notional = 1000000
 	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	var refusal struct{ Error, Code string }
-	code := adminCall(t, s, "POST", "/v1/instruments/WIDEQ/band", aliceToken, `{"reason":"up","ref_price":"5000","band_percent":1}`, &refusal)
-	if code != 400 || refusal.Code != "bad_band" || !strings.Contains(refusal.Error, "max_qty 30000000000000000 is above the largest order notional") {
+	code := adminCall(t, s, "POST", "/v1/instruments/WIDEQ/band", aliceToken, `{"reason":"up","ref_price":"40000","band_percent":1}`, &refusal)
+	if code != 400 || refusal.Code != "bad_band" || !strings.Contains(refusal.Error, "max_qty 450000000000000 is above the largest order notional") {
 		t.Errorf("band moved to a top where max_qty overflows the notional: %d %+v", code, refusal)
 	}
-	sendOrder(t, c, order{id: "w1", sym: "WIDEQ", side: "1", qty: "29024545067262656", px: "5050"})
+	sendOrder(t, c, order{id: "w1", sym: "WIDEQ", side: "1", qty: "431850100834394", px: "40400"})
 	expectER(t, c, map[int]string{11: "w1", 150: "8"})
 	// A move that keeps it within the bound is taken.
-	if code := adminCall(t, s, "POST", "/v1/instruments/WIDEQ/band", aliceToken, `{"reason":"up a little","ref_price":"120","band_percent":25}`, nil); code != 200 {
-		t.Errorf("band to 90..150: %d", code)
+	if code := adminCall(t, s, "POST", "/v1/instruments/WIDEQ/band", aliceToken, `{"reason":"up a little","ref_price":"1100","band_percent":25}`, nil); code != 200 {
+		t.Errorf("band to 825..1375: %d", code)
 	}
 }
