@@ -29,6 +29,7 @@ type refRisk struct {
 	pending  []bool
 	why      []venue.RiskLimit
 	bought   []int64 // executed buy notional net of sells, today
+	credit   []int64 // bought, with sales taken off no lower than −RiskLimitMax: the credit figure
 	eodValue []int64 // the positions' value at the last EndOfDay
 	breaches []int64
 	pos      []map[uint32]int64
@@ -50,7 +51,7 @@ func newRefRisk(cfg Config) *refRisk {
 	}
 	r.limits = make([]refLimits, n)
 	r.killed, r.pending, r.why = make([]bool, n), make([]bool, n), make([]venue.RiskLimit, n)
-	r.bought, r.eodValue, r.breaches = make([]int64, n), make([]int64, n), make([]int64, n)
+	r.bought, r.credit, r.eodValue, r.breaches = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	r.pos, r.mark = make([]map[uint32]int64, n), make([]map[uint32]int64, n)
 	for i := range n {
 		r.pos[i], r.mark[i] = map[uint32]int64{}, map[uint32]int64{}
@@ -215,7 +216,7 @@ func (m *refModel) riskRefusesNew(c *venue.NewOrder, in *refInstrument) bool {
 		c.OrdType() == venue.OrdTypeStop || c.OrdType() == venue.OrdTypeStopLimit || refIsCall(in.status)
 	f := m.riskOpen(subj)
 	l := &r.limits[subj]
-	credit := r.bought[subj] + f.buyNotional
+	credit := r.credit[subj] + f.buyNotional
 	position := m.riskPosition(subj, &f, in.cfg.ID, c.Side())
 	exceeds := func(limit, value int64) bool { return limit != 0 && value > limit }
 	var which venue.RiskLimit
@@ -289,7 +290,7 @@ func (m *refModel) riskReplaceReason(c *venue.ReplaceOrder, o *refOrder) venue.R
 	oldPx, newPx := m.riskPx(o.instrument, o.side, o.ordType, o.price), m.riskPx(o.instrument, o.side, c.OrdType(), c.PriceTicks())
 	dOpen := newPx*newLeaves - oldPx*o.leaves
 	oldNotional, newNotional := oldPx*o.qty, newPx*c.Qty()
-	credit := r.bought[subj] + f.buyNotional
+	credit := r.credit[subj] + f.buyNotional
 	position := m.riskPosition(subj, &f, o.instrument, o.side)
 	exceeds := func(limit, value int64) bool { return limit != 0 && value > limit }
 	var which venue.RiskLimit
@@ -321,6 +322,11 @@ func (m *refModel) riskExecute(o *refOrder, qty, value, px int64) {
 	m.risk.pos[subj][o.instrument] += qty
 	m.risk.mark[subj][o.instrument] = px
 	m.risk.bought[subj] += value
+	if value < 0 {
+		m.risk.credit[subj] = max(m.risk.credit[subj]+value, -RiskLimitMax)
+	} else {
+		m.risk.credit[subj] += value
+	}
 	if k := m.risk.limits[subj].killLoss; k != 0 && m.riskLoss(subj) >= k {
 		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)
 	}
@@ -472,7 +478,7 @@ func (m *refModel) riskChangeLimit(subj int, which venue.RiskLimit, instrument u
 	case venue.RiskLimitMaxOpenNotional:
 		figure = f.notional
 	case venue.RiskLimitCreditLimit:
-		figure = r.bought[subj] + f.buyNotional
+		figure = r.credit[subj] + f.buyNotional
 	case venue.RiskLimitKillAfterBreaches:
 		if value != 0 && r.breaches[subj] >= value {
 			return venue.RiskResultWouldBreach, r.breaches[subj]
@@ -565,7 +571,7 @@ func (m *refModel) riskReport(session uint16) {
 		if r.killed[subj] {
 			e.SetKilled(venue.BooleanTypeTrue)
 		}
-		e.SetCreditUsed(r.bought[subj] + f.buyNotional)
+		e.SetCreditUsed(r.credit[subj] + f.buyNotional)
 		e.SetCreditLimit(l.credit)
 		e.SetPositionUsed(used)
 		e.SetPositionLimit(limit)
@@ -583,7 +589,7 @@ func (m *refModel) riskEndOfDay() {
 		for id, p := range m.risk.pos[subj] {
 			value += p * m.risk.mark[subj][id]
 		}
-		m.risk.bought[subj], m.risk.breaches[subj], m.risk.eodValue[subj] = 0, 0, value
+		m.risk.bought[subj], m.risk.credit[subj], m.risk.breaches[subj], m.risk.eodValue[subj] = 0, 0, 0, value
 	}
 }
 

@@ -235,6 +235,19 @@ func (r *riskState) countKilled(n int) {
 	r.checks = r.on || r.killed > 0
 }
 
+// sold takes a sale's value off the day's net bought notional, which goes
+// no lower than −RiskLimitMax: the credit check computes creditLimit −
+// dayNetBought − open buys − notional, and a day's sales past 2^62 ticks
+// made it wrap negative, so that every buy was refused on a credit limit
+// that was not set. At the floor the check leaves the limit plus
+// RiskLimitMax of credit, more than an order's notional can use. (Buys are
+// checked against the credit limit, which keeps the figure within riskNone
+// above; the loss is measured from costBase, which is not floored: it and
+// heldValue wrap alike, so their difference stays exact.)
+func (s *riskSubject) sold(value int64) {
+	s.dayNetBought = max(s.dayNetBought-value, -RiskLimitMax)
+}
+
 // riskNotional values an order: qty at its riskPrice.
 func riskNotional(in *instrument, side venue.Side, ordType venue.OrdType, priceTicks, qty int64) int64 {
 	return riskPrice(in, side, ordType, priceTicks) * qty
@@ -535,7 +548,7 @@ func (m *Matcher) riskTradeResting(r *order, px, qty int64) {
 		s.costBase += value
 	} else {
 		cl.openSellQty -= qty
-		s.dayNetBought -= value
+		s.sold(value)
 		s.costBase -= value
 	}
 	s.heldValue += newPosition*px - position*cl.markTicks
@@ -568,7 +581,11 @@ func (m *Matcher) riskExecute(o *order, px, qty, value int64) {
 	s.heldValue += (position+qty)*px - position*cl.markTicks
 	cl.position = position + qty
 	cl.markTicks = px
-	s.dayNetBought += value
+	if value < 0 {
+		s.sold(-value)
+	} else {
+		s.dayNetBought += value
+	}
 	s.costBase += value
 	if s.costBase-s.heldValue >= s.killAtLoss {
 		m.riskKillLater(subj, venue.RiskLimitKillAtLoss)

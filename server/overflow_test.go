@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,59 @@ max_order_notional = 1000000
 	// A move that keeps it within the bound is taken.
 	if code := adminCall(t, s, "POST", "/v1/instruments/WIDEQ/band", aliceToken, `{"reason":"up a little","ref_price":"1100","band_percent":25}`, nil); code != 200 {
 		t.Errorf("band to 825..1375: %d", code)
+	}
+}
+
+// bigNotional trades near the largest order notional: 450000000000000 at
+// 10200 is 4590000000000000000 ticks, within 2^62−2 and the test venue's
+// max_qty bound.
+const bigNotional = `
+[[instrument]]
+id = 7
+symbol = "BIGN"
+tick_size = "1"
+lot_size = 1
+min_qty = 1
+max_qty = 450000000000000
+ref_price = "10000"
+band_percent = 2
+`
+
+// TestDaySalesPastTwoToTheSixtyTwoLeaveBuysOpen: a session that sold more
+// than 2^62 ticks of notional in a day buys as before, whether its sales
+// rested or took resting buys. The day's net bought figure,
+// −9180000000000000000, made the credit check (no limit − figure − the
+// order) wrap negative, and the buy was refused on a credit limit nobody
+// set.
+func TestDaySalesPastTwoToTheSixtyTwoLeaveBuysOpen(t *testing.T) {
+	t.Parallel()
+	extra := bigNotional + `
+[risk]
+[risk.sessions]
+max_open_orders = 100
+`
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	seller := logon(t, s, "CLIENT1", true)
+	for i, buyer := range []string{"CLIENT2", "CLIENT3", "CLIENT4"} {
+		b := logon(t, s, buyer, true)
+		id := fmt.Sprint("s", i)
+		sell := order{id: id, sym: "BIGN", side: "2", qty: "450000000000000", px: "10200"}
+		buy := order{id: "b", sym: "BIGN", side: "1", qty: "450000000000000", px: "10200"}
+		if i == 1 { // the sale takes a resting buy
+			sendOrder(t, b, buy)
+			expectER(t, b, map[int]string{11: "b", 150: "0"})
+			sendOrder(t, seller, sell)
+		} else { // the sale rests and is taken
+			sendOrder(t, seller, sell)
+			expectER(t, seller, map[int]string{11: id, 150: "0"})
+			sendOrder(t, b, buy)
+		}
+		expectER(t, b, map[int]string{11: "b", 150: "F", 39: "2"})
+		expectER(t, seller, map[int]string{11: id, 150: "F", 39: "2"})
+		if i > 0 {
+			id := fmt.Sprint("buy", i)
+			sendOrder(t, seller, order{id: id, sym: "BIGN", side: "1", qty: "1", px: "9800"})
+			expectER(t, seller, map[int]string{11: id, 150: "0"})
+		}
 	}
 }
