@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/binary"
 	"fmt"
+	"math/big"
 	"slices"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -550,7 +551,7 @@ func (m *refModel) riskReport(session uint16) {
 				switch {
 				case pl == 0 && limit == 0:
 					used = max(used, w)
-				case pl != 0 && (limit == 0 || w*limit > used*pl):
+				case pl != 0 && (limit == 0 || new(big.Int).Mul(big.NewInt(w), big.NewInt(limit)).Cmp(new(big.Int).Mul(big.NewInt(used), big.NewInt(pl))) > 0):
 					used, limit = w, pl
 				}
 			}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -307,11 +308,21 @@ func (m *Matcher) riskPositionUse(subj uint16) (used, limit int64) {
 		switch {
 		case l == 0 && limit == 0:
 			used = max(used, w)
-		case l != 0 && (limit == 0 || w*limit > used*l):
+		case l != 0 && (limit == 0 || ratioAbove(w, l, used, limit)):
 			used, limit = w, l
 		}
 	}
 	return used, limit
+}
+
+// ratioAbove reports whether a/b > c/d for a, c ≥ 0 and b, d > 0, cross
+// multiplied in 128 bits: a position and a limit each fit 63 bits, and
+// their int64 products wrapped (a position of 1e14 against a limit of
+// 4e18), so the report named a limit that was not the most used.
+func ratioAbove(a, b, c, d int64) bool {
+	h1, l1 := bits.Mul64(uint64(a), uint64(d))
+	h2, l2 := bits.Mul64(uint64(c), uint64(b))
+	return h1 > h2 || (h1 == h2 && l1 > l2)
 }
 
 // emitRiskBreach reports that a request of session would breach subject's

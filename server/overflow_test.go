@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // bigTicks is an instrument whose prices are near the largest decimal an
@@ -138,5 +140,47 @@ max_open_orders = 100
 			sendOrder(t, seller, order{id: id, sym: "BIGN", side: "1", qty: "1", px: "9800"})
 			expectER(t, seller, map[int]string{11: id, 150: "0"})
 		}
+	}
+}
+
+// TestRiskReportNamesTheMostUsedPositionLimit: the utilisation report
+// names the position limit nearest its use, 1e14 of 1e15, not 1e14 of
+// 4e18: the ratios were compared by int64 products, which wrapped.
+func TestRiskReportNamesTheMostUsedPositionLimit(t *testing.T) {
+	t.Parallel()
+	extra := bigNotional + strings.NewReplacer("id = 7", "id = 6", "BIGN", "BIGM").Replace(bigNotional) + `
+[risk]
+report_interval = "10ms"
+[[risk.session]]
+comp_id = "CLIENT1"
+[[risk.session.instrument]]
+symbol = "BIGN"
+max_position = 4000000000000000000
+[[risk.session.instrument]]
+symbol = "BIGM"
+max_position = 1000000000000000
+`
+	s := startServer(t, testConfig(t, t.TempDir(), extra), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for _, sym := range []string{"BIGN", "BIGM"} {
+		sendOrder(t, c, order{id: sym, sym: sym, side: "1", qty: "100000000000000", px: "9800"})
+		expectER(t, c, map[int]string{11: sym, 150: "0"})
+	}
+	var figures *ops.RiskFigures
+	waitUntil(t, "a utilisation report of both orders", func() bool {
+		var list []ops.RiskSubject
+		if code := adminCall(t, s, "GET", "/v1/risk", "", "", &list); code != 200 {
+			t.Fatalf("GET /v1/risk: %d", code)
+		}
+		for _, subj := range list {
+			if subj.Name == "CLIENT1" && subj.Figures != nil && subj.Figures.OpenOrders == 2 {
+				figures = subj.Figures
+				return true
+			}
+		}
+		return false
+	})
+	if figures.PositionUsed != 100000000000000 || figures.PositionLimit != 1000000000000000 {
+		t.Fatalf("position used %d of %d, want 100000000000000 of 1000000000000000", figures.PositionUsed, figures.PositionLimit)
 	}
 }
