@@ -198,7 +198,7 @@ func (o *Ops) answerAdd(w http.ResponseWriter, operator string, r Result, err er
 	case r.Reason == venue.RejectReasonCapacityExceeded:
 		writeJSON(w, http.StatusConflict, apiError{Error: "the instrument table is full: engine.instruments_max (nothing changed)", Code: "instruments_full", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonInvalidInstrument:
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: the band spans more ticks than engine levels allow, or max_qty × band high overflows (nothing changed)",
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: the band spans more ticks than engine levels allow, max_qty at the band's top passes the largest order notional (2^62-2 ticks), or max_qty passes (2^63-1) / (engine.orders_max + clordids_max + 1), which keeps a level's depth and the day's volume within int64 (nothing changed)",
 			Code: "invalid_instrument", Seq: r.Seq})
 	default:
 		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "refused", Seq: r.Seq})

@@ -82,6 +82,8 @@ sha256 = %q
 		{[]string{"instrument", "add", "ACME", "--tick-size", "0.01", "--lot-size", "1", "--min-qty", "1", "--max-qty", "10",
 			"--ref-price", "1", "--band-percent", "5", "--reason", "again"}, "duplicate_instrument"},
 		{with("--tick-size", "0.0001", "--ref-price", "1000"), "invalid_instrument"}, // 2,000,001 ticks: wider than a book side
+		// Above (2^63−1) / (1024 orders + 4096 ClOrdIDs + 1) = 1801088075933367.
+		{with("--max-qty", "1801088075933370"), "engine.orders_max + clordids_max"},
 	} {
 		if code, out, errs := admin(c.args...); code != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("admin %v: exit %d\n%s%s\nwant exit 1 with %q", c.args, code, out, errs, c.want)
