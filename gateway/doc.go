@@ -220,7 +220,9 @@
 // Text). RiskControlResult answers the control endpoint (AwaitRiskResult)
 // and, with RiskBreach and RiskUtilisation, feeds the fixvenue_risk_* metrics.
 //
-// Sessions: throttles over a sliding one-second window (orders and cancels
+// Sessions: throttles over a sliding one-second window of the wall clock
+// (Config.Now; one stepped back goes on from its time, what the window held
+// leaving it within that clock's next second) (orders and cancels
 // rejected past their limits, the session logged out past its message limit,
 // which counts session messages too; a ResendRequest beyond
 // ResendRequestsPerSecondMax a second on a connection (a Logon inside the

@@ -34,7 +34,17 @@ func (w *slidingWindow) allow(nowNs int64) bool {
 
 func (w *slidingWindow) advance(nowNs int64) {
 	b := nowNs / bucketWidthNs
-	if b <= w.bucketNow {
+	if b < w.bucketNow {
+		// The wall clock stepped back (an NTP step, an operator's date):
+		// the window goes on from the clock's time, the counts it holds
+		// leaving it as that clock's next second passes. Kept at the later
+		// bucket, nothing would leave the window until the clock came back
+		// to it, hours later maybe, every order of the session refused
+		// meanwhile and the session logged out past its message limit.
+		w.bucketNow = b
+		return
+	}
+	if b == w.bucketNow {
 		return
 	}
 	steps := b - w.bucketNow
