@@ -609,6 +609,30 @@ func (m *Matcher) publishIndicative(in *instrument) {
 	m.emitIndicative(in, &r)
 }
 
+// clockWentBack bounds the auction timers by the command's time when it is
+// earlier than the one before's (a wall clock stepped back, or stamps a few
+// microseconds out of order): a volatility auction ends at most its length
+// after it, and a throttled indicative is due at most one interval after
+// it. Measured from the later time, a clock stepped back an hour would have
+// held the auction, and the indicative uncross of every call, for that hour
+// more. The rule reads only the journaled times, so a replay agrees.
+func (m *Matcher) clockWentBack() {
+	for _, id := range m.calls {
+		ii, _ := m.instrByID.lookup(id)
+		a := &m.instruments[ii].auction
+		if end := m.nowNs + a.volAuctionNs; a.endNs > end && end > 0 {
+			a.endNs = end
+			m.timerDueNs = min(m.timerDueNs, end)
+		}
+		if a.shownAtNs > m.nowNs && m.nowNs > 0 {
+			a.shownAtNs = m.nowNs
+			if a.pending {
+				m.timerDueNs = min(m.timerDueNs, m.nowNs+m.indicativeIntervalNs)
+			}
+		}
+	}
+}
+
 // runAuctionTimers runs, before a command whose timestamp has reached
 // m.timerDueNs, the volatility auctions that are over (an uncross back to
 // Open) and the indicative publications the throttle held back, in the

@@ -91,6 +91,12 @@ func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool)
 	return m.instruments[ii].status, true
 }
 
+// CommandTimeNs is the timestamp of the last command applied (0 before
+// the first): a command stamped earlier bounds the auction timers by its
+// time ("Auctions" above), which the control plane's timer asks for once
+// the clock reads more than a second before it (package ops).
+func (m *Matcher) CommandTimeNs() int64 { return m.nowNs }
+
 // NextDueNs is the command time from which the next command runs one of
 // the matcher's timers: it ends a volatility auction, publishes an
 // indicative uncross the throttle held back, or expires a GTD order

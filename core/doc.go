@@ -245,6 +245,19 @@
 // it. A FOK counts only the liquidity inside the band, so it is killed
 // rather than interrupted half-filled.
 //
+// Command time need not only grow: a command stamped before the one before
+// (a wall clock stepped back by an NTP step or an operator's date command;
+// stamps of several threads a few microseconds out of order) bounds the
+// auction timers by its time, so that none waits for the clock to come
+// back to a time it left: a volatility auction ends at most
+// VolatilityAuctionNs after it (earlier than the end its
+// VolatilityInterruption announced, by the later clock), and an indicative
+// the throttle holds is due at most IndicativeIntervalNs after it. A GTD
+// order's ExpireTime is a wall time the client chose and is compared as
+// it is: one that expired stays expired, and one resting expires once a
+// command's time passes it, by whichever clock. The rule reads only the
+// journaled times, so a replay agrees (CommandTimeNs: the last one).
+//
 // Self-trade prevention applies between orders of the same non-empty
 // account; the aggressor's mode decides (Default: the account's mode from
 // Config.AccountStpModes, else CancelResting): CancelResting cancels the

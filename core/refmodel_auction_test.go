@@ -107,6 +107,21 @@ func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 	return true
 }
 
+// clockWentBack: a command stamped before the one before bounds each call's
+// timers by its time: a volatility auction ends at most its length after
+// it, an indicative is due at most one interval after it.
+func (m *refModel) clockWentBack(now int64) {
+	for _, id := range m.calls {
+		a := &m.instruments[id].auction
+		if end := now + m.volAuctionNs(m.instruments[id]); a.endNs > end && end > 0 {
+			a.endNs = end
+		}
+		if a.shownAt > now && now > 0 {
+			a.shownAt = now
+		}
+	}
+}
+
 func (m *refModel) volAuctionNs(in *refInstrument) int64 {
 	if in.cfg.VolatilityAuctionNs == 0 {
 		return VolatilityAuctionNsDefault

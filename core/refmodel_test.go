@@ -279,6 +279,9 @@ func setStanding(e interface {
 // start sets the command context and expires the GTD orders whose time has
 // passed, earliest first, ties by OrderID.
 func (m *refModel) start(seq uint64, now int64) {
+	if now < m.now {
+		m.clockWentBack(now)
+	}
 	m.seq, m.now = seq, now
 	expired := m.selectLive(func(o *refOrder) bool { return o.tif == venue.TimeInForceGTD && o.expire < now },
 		func(a, b *refOrder) int {

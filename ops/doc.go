@@ -173,5 +173,10 @@
 // the auction timer (every 50 ms) journals a Tick once that time has come,
 // as the matcher's thread last published it (Config.TimersDue,
 // core.Matcher.NextDueNs), so that an idle venue uncrosses, publishes and
-// expires at the time too, after a restart or a promotion as well.
+// expires at the time too, after a restart or a promotion as well; and,
+// with a timer waiting, once the clock reads more than onTimeSlack before
+// the last command's time (Config.CommandTimeNs: a clock stepped back),
+// the Tick's earlier time bounding the matcher's auction timers (core,
+// "Command time need not only grow"), so that an idle venue's volatility
+// auction does not wait for the clock to come back to its end.
 package ops

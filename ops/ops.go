@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -146,6 +147,12 @@ type Config struct {
 	// one of the matcher's timers (core.Matcher.NextDueNs, as the matcher's
 	// thread last stored it): the timer journals a Tick once it has come.
 	TimersDue func() int64
+	// CommandTimeNs, when set, reads the time of the last command the
+	// matcher applied (core.Matcher.CommandTimeNs, as its thread last
+	// stored it): with a timer waiting, a clock that reads more than
+	// onTimeSlack before it (stepped back) has the timer journal a Tick,
+	// which bounds the matcher's auction timers by the clock's time.
+	CommandTimeNs func() int64
 	// Usage, when set, reads what the matcher holds of its bounds, for
 	// /v1/status (docs/ARCHITECTURE.md, "Capacity").
 	Usage func() core.Usage
@@ -589,10 +596,25 @@ func (o *Ops) runAuctionTimer() {
 			// GTD orders due since, before the transitions that came first.
 			return
 		}
-		if now := o.cfg.Now().UnixNano(); o.cfg.TimersDue != nil && now >= o.cfg.TimersDue() {
+		if now := o.cfg.Now().UnixNano(); o.cfg.TimersDue != nil && o.timersDue(now, o.cfg.TimersDue()) {
 			o.tick(now)
 		}
 	})
+}
+
+// timersDue reports whether a Tick stamped now runs one of the matcher's
+// timers, whose next is due at due: now has come to it, or the clock reads
+// more than onTimeSlack before the last command's time with a timer
+// waiting. A wall clock stepped back (an NTP step, an operator's date
+// command) would otherwise leave a volatility auction, and an indicative
+// the throttle holds, waiting on an idle venue until the clock came back
+// to their times, hours later maybe; the Tick's earlier time bounds them
+// (core: a volatility auction ends at most its length after it).
+func (o *Ops) timersDue(now, due int64) bool {
+	if now >= due {
+		return true
+	}
+	return due != math.MaxInt64 && o.cfg.CommandTimeNs != nil && now < o.cfg.CommandTimeNs()-int64(onTimeSlack)
 }
 
 // tick publishes a Tick command stamped nowNs; a full ring skips it (the

@@ -49,6 +49,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		oc.Recorded = s.sessCtl.disabled.recorded
 	}
 	oc.TimersDue = s.usage.nextDueNs.Load
+	oc.CommandTimeNs = s.usage.commandTimeNs.Load
 	o, err := ops.New(oc)
 	if err != nil {
 		return err

@@ -89,6 +89,12 @@ func TestVolatilityAuctionEndsOnItsOwn(t *testing.T) {
 // trade price the band is around).
 func volatileACME(t *testing.T, extra string, auction time.Duration) (*config.Config, *Server, *fixclient.Client) {
 	t.Helper()
+	return volatileACMEWith(t, extra, auction, Options{})
+}
+
+// volatileACMEWith is volatileACME on a venue started with opts.
+func volatileACMEWith(t *testing.T, extra string, auction time.Duration, opts Options) (*config.Config, *Server, *fixclient.Client) {
+	t.Helper()
 	cfg := testConfig(t, t.TempDir(), extra)
 	for i := range cfg.Instruments {
 		if cfg.Instruments[i].Symbol == "ACME" {
@@ -96,7 +102,7 @@ func volatileACME(t *testing.T, extra string, auction time.Duration) (*config.Co
 			cfg.Instruments[i].VolatilityAuction.Duration = auction
 		}
 	}
-	s := startServer(t, cfg, Options{})
+	s := startServer(t, cfg, opts)
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "s1", side: "2", qty: "1", px: "100.00"})
 	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "100.00"})
@@ -151,6 +157,29 @@ func TestVolatilityAuctionEndsAfterARestart(t *testing.T) {
 	s = startServer(t, cfg, Options{})
 	waitStatus(t, s, "ACME", "VolatilityAuction", time.Second)
 	waitStatus(t, s, "ACME", "Open", 5*time.Second)
+}
+
+// TestVolatilityAuctionEndsAfterTheClockSteppedBack: the venue's clock
+// steps back an hour during a volatility auction of 2 s on an idle venue;
+// the auction still ends about 2 s later: the control plane's timer, its
+// clock reading well before the last command's time, journals a Tick, and
+// the matcher ends the auction at most its length after that Tick's time.
+// Both waited for the clock to come back to the auction's end, an hour on.
+func TestVolatilityAuctionEndsAfterTheClockSteppedBack(t *testing.T) {
+	t.Parallel()
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	_, _, c := volatileACMEWith(t, "", 2*time.Second, Options{Now: clock})
+	sendOrder(t, c, order{id: "s2", side: "2", qty: "5", px: "102.00"})
+	sendOrder(t, c, order{id: "b2", side: "1", qty: "5", px: "102.00"})
+	expectER(t, c, map[int]string{11: "b2", 150: "0"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+		t.Fatalf("no volatility interruption: %v", err)
+	}
+	offset.Store(int64(-time.Hour))
+	if _, err := c.Expect(2*readWait, "8", map[int]string{11: "b2", 150: "F", 31: "102.00", 625: "6"}); err != nil {
+		t.Fatalf("the auction did not end after the clock stepped back: %v", err)
+	}
 }
 
 // TestGTDOrderExpiresOnItsOwn: a GTD order is reported expired (150=C) at

@@ -13,11 +13,14 @@ import (
 // fixvenue_engine_usage and fixvenue_engine_limit, by bound, show an
 // operator a bound coming (orders_max, clordids_max, stops) before orders
 // are refused at it (docs/ARCHITECTURE.md, "Capacity"); the control plane's
-// timer journals a Tick once the due time has come (ops.Config.TimersDue).
+// timer journals a Tick once the due time has come (ops.Config.TimersDue),
+// or once the clock reads well before the last command's time
+// (ops.Config.CommandTimeNs).
 type engineUsage struct {
 	orders, stops, clOrdIDs atomic.Int64
 	nextDueNs               atomic.Int64
-	limits                  core.Usage // the bounds, fixed at start
+	commandTimeNs           atomic.Int64 // core.Matcher.CommandTimeNs
+	limits                  core.Usage   // the bounds, fixed at start
 }
 
 // store is called on the matcher's thread (or before it runs).
@@ -27,6 +30,7 @@ func (u *engineUsage) store(m *core.Matcher) {
 	u.stops.Store(int64(v.Stops))
 	u.clOrdIDs.Store(int64(v.ClOrdIDs))
 	u.nextDueNs.Store(m.NextDueNs())
+	u.commandTimeNs.Store(m.CommandTimeNs())
 }
 
 // load returns the usage as last stored, with the bounds.
