@@ -308,3 +308,55 @@ func TestPhaseChangeInFlightWhenTheClockSteps(t *testing.T) {
 		t.Fatalf("the phase change's commands stamped %v; want the clock's times, %s then %s", stamps, dayStart.Add(1500*time.Millisecond), stepped)
 	}
 }
+
+// TestClockSteppedBackRunsNoTransitionTwice: the venue's clock, past the
+// day's close and end of day, steps back to before the day's open, then
+// comes to the open's and the end of day's times again. The schedule waits
+// for the next transition after the last it ran (the next day's pre-open)
+// by the clock it reads: nothing of the day runs a second time, the group
+// stays closed and the day ends once.
+func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
+	dir := t.TempDir()
+	dayStart := time.Now().Truncate(time.Hour)
+	var clock atomic.Int64
+	clock.Store(dayStart.Add(2500 * time.Millisecond).UnixNano())
+	cfg := testConfig(t, dir, adminConfig()+"\n[schedule]\nenabled = true\ntime_zone = \"Europe/Paris\"\nday = \"1h\"\nend_of_day = \"55m\"\n"+
+		"[[schedule.group]]\nname = \"all\"\npre_open = \"1s\"\nopen = \"2s\"\nclose = \"50m\"\n")
+	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	waitStatus(t, s, "ACME", "Open", readWait)
+	clock.Store(dayStart.Add(56 * time.Minute).UnixNano())
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	preOpen := "pre_open group \"all\" at " + dayStart.Add(time.Hour+time.Second).UTC().Format(time.RFC3339Nano)
+	var next string
+	waitUntil(t, "the next day's pre-open named next", func() bool {
+		var st ops.StatusInfo
+		code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st)
+		next = st.NextTransition
+		return code == 200 && strings.HasSuffix(next, preOpen)
+	})
+	for _, at := range []time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 56 * time.Minute} {
+		clock.Store(dayStart.Add(at).UnixNano())
+		time.Sleep(1500 * time.Millisecond) // the schedule reads the clock every second
+		waitStatus(t, s, "ACME", "Closed", time.Second)
+		wantNextTransition(t, s, next)
+	}
+	s.Close()
+	wantOneEndOfDay(t, dir)
+	opens, closes := map[int64]bool{}, map[int64]bool{} // by time: a command for each instrument
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := venue.DecodeOperatorCommand(rec.Payload); ok && string(c.Operator()) == ops.OperatorSchedule {
+			switch c.Status() {
+			case venue.TradingStatusOpen:
+				opens[c.TimestampNs()] = true
+			case venue.TradingStatusClosed:
+				closes[c.TimestampNs()] = true
+			}
+		}
+	}
+	if len(opens) != 1 || len(closes) != 1 {
+		t.Fatalf("journal: the schedule's opens at %d times, closes at %d; want one each", len(opens), len(closes))
+	}
+}
