@@ -609,11 +609,18 @@ func (m *Matcher) publishIndicative(in *instrument) {
 	m.emitIndicative(in, &r)
 }
 
+// ClockStepBackNs is how much earlier than the one before a command's time
+// must be for the matcher to take the clock as stepped back
+// (clockWentBack): the stamps of several threads a few microseconds out of
+// order are not, so that a journal written before the rule replays to the
+// events it gave, and a cluster's nodes apply it alike.
+const ClockStepBackNs = 1_000_000_000
+
 // clockWentBack bounds the auction timers by the command's time when it is
-// earlier than the one before's (a wall clock stepped back, or stamps a few
-// microseconds out of order): a volatility auction ends at most its length
-// after it, and a throttled indicative is due at most one interval after
-// it. Measured from the later time, a clock stepped back an hour would have
+// more than ClockStepBackNs earlier than the one before's (a wall clock
+// stepped back): a volatility auction ends at most its length after it,
+// and a throttled indicative is due at most one interval after it.
+// Measured from the later time, a clock stepped back an hour would have
 // held the auction, and the indicative uncross of every call, for that hour
 // more. The rule reads only the journaled times, so a replay agrees.
 func (m *Matcher) clockWentBack() {

@@ -245,10 +245,11 @@
 // it. A FOK counts only the liquidity inside the band, so it is killed
 // rather than interrupted half-filled.
 //
-// Command time need not only grow: a command stamped before the one before
-// (a wall clock stepped back by an NTP step or an operator's date command;
-// stamps of several threads a few microseconds out of order) bounds the
-// auction timers by its time, so that none waits for the clock to come
+// Command time need not only grow: a command stamped more than a second
+// (ClockStepBackNs) before the one before (a wall clock stepped back by an
+// NTP step or an operator's date command; the stamps of several threads a
+// few microseconds out of order are not, so that journals written before
+// the rule replay as they did) bounds the auction timers by its time, so that none waits for the clock to come
 // back to a time it left: a volatility auction ends at most
 // VolatilityAuctionNs after it (earlier than the end its
 // VolatilityInterruption announced, by the later clock), and an indicative

@@ -227,15 +227,15 @@ func (m *Matcher) applyOther(templateID uint16, cmd []byte) error {
 // timers that are due (auction.go). It is small enough to be inlined.
 func (m *Matcher) begin(seq uint64, timestampNs int64) {
 	m.causeSeq = seq
-	back := timestampNs < m.nowNs
+	back := timestampNs < m.nowNs-ClockStepBackNs
 	m.nowNs = timestampNs
 	if len(m.gtd.items) > 0 || timestampNs >= m.timerDueNs || back {
 		m.runTimers(back)
 	}
 }
 
-// runTimers is the rare part of begin; back: the command's time is earlier
-// than the one before's (clockWentBack).
+// runTimers is the rare part of begin; back: the command's time is more
+// than ClockStepBackNs earlier than the one before's (clockWentBack).
 func (m *Matcher) runTimers(back bool) {
 	if back && len(m.calls) != 0 {
 		m.clockWentBack()

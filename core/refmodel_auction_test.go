@@ -107,7 +107,8 @@ func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 	return true
 }
 
-// clockWentBack: a command stamped before the one before bounds each call's
+// clockWentBack: a command stamped more than ClockStepBackNs before the one
+// before bounds each call's
 // timers by its time: a volatility auction ends at most its length after
 // it, an indicative is due at most one interval after it.
 func (m *refModel) clockWentBack(now int64) {

@@ -279,7 +279,7 @@ func setStanding(e interface {
 // start sets the command context and expires the GTD orders whose time has
 // passed, earliest first, ties by OrderID.
 func (m *refModel) start(seq uint64, now int64) {
-	if now < m.now {
+	if now < m.now-ClockStepBackNs {
 		m.clockWentBack(now)
 	}
 	m.seq, m.now = seq, now

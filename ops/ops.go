@@ -150,7 +150,7 @@ type Config struct {
 	// CommandTimeNs, when set, reads the time of the last command the
 	// matcher applied (core.Matcher.CommandTimeNs, as its thread last
 	// stored it): with a timer waiting, a clock that reads more than
-	// onTimeSlack before it (stepped back) has the timer journal a Tick,
+	// core.ClockStepBackNs before it (stepped back) has the timer journal a Tick,
 	// which bounds the matcher's auction timers by the clock's time.
 	CommandTimeNs func() int64
 	// Usage, when set, reads what the matcher holds of its bounds, for
@@ -604,8 +604,8 @@ func (o *Ops) runAuctionTimer() {
 
 // timersDue reports whether a Tick stamped now runs one of the matcher's
 // timers, whose next is due at due: now has come to it, or the clock reads
-// more than onTimeSlack before the last command's time with a timer
-// waiting. A wall clock stepped back (an NTP step, an operator's date
+// more than core.ClockStepBackNs before the last command's time with a
+// timer waiting. A wall clock stepped back (an NTP step, an operator's date
 // command) would otherwise leave a volatility auction, and an indicative
 // the throttle holds, waiting on an idle venue until the clock came back
 // to their times, hours later maybe; the Tick's earlier time bounds them
@@ -614,7 +614,7 @@ func (o *Ops) timersDue(now, due int64) bool {
 	if now >= due {
 		return true
 	}
-	return due != math.MaxInt64 && o.cfg.CommandTimeNs != nil && now < o.cfg.CommandTimeNs()-int64(onTimeSlack)
+	return due != math.MaxInt64 && o.cfg.CommandTimeNs != nil && now < o.cfg.CommandTimeNs()-core.ClockStepBackNs
 }
 
 // tick publishes a Tick command stamped nowNs; a full ring skips it (the
