@@ -120,15 +120,8 @@ func cmdLoad(args []string) int {
 		fmt.Fprintln(os.Stderr, "fixvenue load:", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		// The first signal stops the run, which logs its sessions out and
-		// prints what it measured; a second one ends the process at once,
-		// as it would without the handler.
-		stop()
-	}()
 	if *consoleStreams > 0 {
 		cl := startConsoleStreams(ctx, *consoleURL, *consoleStreams)
 		defer func() { fmt.Fprintln(os.Stderr, cl.Stop()) }()
@@ -142,6 +135,51 @@ func cmdLoad(args []string) int {
 		return 1
 	}
 	return out.single(res)
+}
+
+// duplicateSignalWindow is how soon after the first a signal is the same
+// Ctrl-C delivered again: the terminal signals the whole process group,
+// and timeout(1), which the bench scripts run the load under with
+// --foreground, forwards its own copy to the load too.
+const duplicateSignalWindow = 500 * time.Millisecond
+
+// interruptible returns a context that the first SIGINT or SIGTERM ends,
+// which stops the run (it logs its sessions out and prints what it
+// measured); one more, past duplicateSignalWindow, ends the process at
+// once, as it would without the handler. Ended by the copy timeout(1)
+// forwards, the load left no figures (bench-fix.sh's result was empty).
+// stop ends the handling.
+func interruptible() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		var first time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				switch {
+				case first.IsZero():
+					first = time.Now()
+					cancel()
+				case time.Since(first) >= duplicateSignalWindow:
+					signal.Reset(sig)
+					if s, ok := sig.(syscall.Signal); ok {
+						_ = syscall.Kill(os.Getpid(), s)
+					}
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 // loadExitStatus is the exit status part of load's usage (doc.go, README).
