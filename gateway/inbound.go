@@ -547,14 +547,15 @@ func (g *Gateway) publish(s *session, seq int64) {
 
 func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, look bool) {
 	o, rej := g.parseOrder(m, look)
+	resend := possResend(m)
 	if rej == nil {
 		rej = g.accountRefused(s, o.account)
 	}
-	if rej == nil {
+	if rej == nil && resend {
 		rej = g.resentFromEarlierDay(s, m, o.clOrdID, "an order")
 	}
 	if rej == nil {
-		rej = g.openBoundRefused(s, m, o.clOrdID, o.tif) // openbound.go
+		rej = g.openBoundRefused(s, o.clOrdID, o.tif, resend) // openbound.go
 	}
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {
@@ -574,7 +575,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	if o.postOnly {
 		flags |= venue.OrderFlagsPostOnly
 	}
-	if possResend(m) {
+	if resend {
 		flags |= venue.OrderFlagsPossResend
 	}
 	c.SetFlags(flags)
@@ -694,7 +695,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 		if rej == nil {
 			rej = g.accountRefused(s, o.account)
 		}
-		if rej == nil {
+		if rej == nil && possResend(m) {
 			rej = g.resentFromEarlierDay(s, m, o.clOrdID, "a replace")
 		}
 		if rej != nil {

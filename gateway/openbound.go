@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/fixvenue/fixvenue/sbe/venue"
-	"github.com/quickfixgo/quickfix"
 )
 
 // A session's bound on its open orders (SessionConfig.OpenOrdersMax).
@@ -36,12 +35,11 @@ func countsAgainstBound(tif venue.TimeInForce) bool {
 	return tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
 }
 
-// openBoundRefused refuses an order of session s (m, its ClOrdID clOrdID)
-// that its OpenOrdersMax does not allow (nil: allowed, or not counted). A
-// possible resend of one of the session's live orders passes: the matcher
-// answers it with the order's status, and a reject would tell the client
-// that a working order is dead (README, "FIX").
-func (g *Gateway) openBoundRefused(s *session, m *quickfix.Message, clOrdID []byte, tif venue.TimeInForce) *rejection {
+// openBoundRefused refuses an order of session s (its ClOrdID clOrdID;
+// resend: a possible resend) that its OpenOrdersMax does not allow (nil:
+// allowed, or not counted). A possible resend of one of the session's live
+// orders passes (liveClOrdID).
+func (g *Gateway) openBoundRefused(s *session, clOrdID []byte, tif venue.TimeInForce, resend bool) *rejection {
 	bound := s.cfg.OpenOrdersMax
 	if bound <= 0 || !countsAgainstBound(tif) {
 		return nil
@@ -51,10 +49,8 @@ func (g *Gateway) openBoundRefused(s *session, m *quickfix.Message, clOrdID []by
 	if n < int64(bound) {
 		return nil
 	}
-	if possResend(m) {
-		if _, live := g.open.find(s.idx, 0, clOrdID); live {
-			return nil
-		}
+	if resend && g.liveClOrdID(s, clOrdID) {
+		return nil
 	}
 	g.metrics.openBound.Inc()
 	return &rejection{ordRejExceedsLimit, OpenOrdersBoundText(n, bound)}

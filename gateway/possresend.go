@@ -38,7 +38,8 @@ func (g *Gateway) onEndOfDay(e *venue.OperatorResult) {
 	}
 }
 
-// resentFromEarlierDay refuses a possible resend (possResend) clOrdID of
+// resentFromEarlierDay refuses a possible resend (possResend, which the
+// caller has checked) clOrdID of
 // session s whose original was sent before the current trading day began:
 // its OrigSendingTime (122), or its SendingTime (52) without one, before the
 // last end of day's command time. One whose ClOrdID is the current one of
@@ -48,19 +49,28 @@ func (g *Gateway) onEndOfDay(e *venue.OperatorResult) {
 // "an order" or "a replace", for the Text.
 func (g *Gateway) resentFromEarlierDay(s *session, m *quickfix.Message, clOrdID []byte, what string) *rejection {
 	dayStart := g.dayStartNs.Load()
-	if dayStart == 0 || !possResend(m) {
+	if dayStart == 0 {
 		return nil
 	}
 	sent, ok := originalSendingTime(m)
 	if !ok || sent.UnixNano() >= dayStart {
 		return nil
 	}
-	if _, live := g.open.find(s.idx, 0, clOrdID); live {
+	if g.liveClOrdID(s, clOrdID) {
 		return nil
 	}
 	return &rejection{ordRejOther, "possible resend of " + what + " sent before the end of day (" +
 		time.Unix(0, dayStart).UTC().Format(sendingTimeLayout) + "): ClOrdID " + string(clOrdID) +
 		" is unknown today; send it again as a new message if it is still wanted"}
+}
+
+// liveClOrdID reports whether clOrdID is the current ClOrdID of a live
+// order of session s in the open-order view: a possible resend of it is
+// the matcher's to answer with the order's status, never the gateway's to
+// refuse (a reject would tell the client a working order is dead).
+func (g *Gateway) liveClOrdID(s *session, clOrdID []byte) bool {
+	_, live := g.open.find(s.idx, 0, clOrdID)
+	return live
 }
 
 // sendingTimeLayout is how a Text gives the end of day's time: as FIX
