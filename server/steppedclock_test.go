@@ -313,8 +313,9 @@ func TestPhaseChangeInFlightWhenTheClockSteps(t *testing.T) {
 // day's close and end of day, steps back to before the day's open, then
 // comes to the open's and the end of day's times again. The schedule waits
 // for the next transition after the last it ran (the next day's pre-open)
-// by the clock it reads: nothing of the day runs a second time, the group
-// stays closed and the day ends once.
+// by the clock it reads: nothing of the day runs a second time (no
+// command of the schedule follows the day's end), the group stays closed
+// and the day ends once.
 func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
 	dir := t.TempDir()
 	dayStart := time.Now().Truncate(time.Hour)
@@ -334,6 +335,11 @@ func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
 		next = st.NextTransition
 		return code == 200 && strings.HasSuffix(next, preOpen)
 	})
+	// The day's transitions are all journaled by now (the next day's
+	// pre-open is named); a transition whose commands a loaded machine did
+	// not apply within the call's time is run again before that, stamped
+	// anew, so the day's commands are not counted: none may follow.
+	ended := s.Pipeline().Durable().Load()
 	for _, at := range []time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 56 * time.Minute} {
 		clock.Store(dayStart.Add(at).UnixNano())
 		time.Sleep(1500 * time.Millisecond) // the schedule reads the clock every second
@@ -342,21 +348,14 @@ func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
 	}
 	s.Close()
 	wantOneEndOfDay(t, dir)
-	opens, closes := map[int64]bool{}, map[int64]bool{} // by time: a command for each instrument
 	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c, ok := venue.DecodeOperatorCommand(rec.Payload); ok && string(c.Operator()) == ops.OperatorSchedule {
-			switch c.Status() {
-			case venue.TradingStatusOpen:
-				opens[c.TimestampNs()] = true
-			case venue.TradingStatusClosed:
-				closes[c.TimestampNs()] = true
-			}
+		if c, ok := venue.DecodeOperatorCommand(rec.Payload); ok && string(c.Operator()) == ops.OperatorSchedule &&
+			int64(rec.Seq) > ended {
+			t.Fatalf("journal: the schedule's %v at seq %d, stamped %v, after the day ended at seq %d: a transition ran again",
+				c.Status(), rec.Seq, time.Unix(0, c.TimestampNs()), ended)
 		}
-	}
-	if len(opens) != 1 || len(closes) != 1 {
-		t.Fatalf("journal: the schedule's opens at %d times, closes at %d; want one each", len(opens), len(closes))
 	}
 }
