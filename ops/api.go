@@ -768,7 +768,7 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 		st.Capacity = capacityOf(o.cfg.Usage())
 	}
 	if o.plan != nil {
-		if tr, ok := o.nextToRun(schedule.Through(o.cfg.Now())); ok {
+		if tr, ok := o.nextToRun(o.schedulePosition()); ok {
 			st.NextTransition = tr.String()
 			if tr.Kind != schedule.EndOfDay && tr.Group >= 0 && tr.Group < len(o.cfg.Schedule.Groups) {
 				// The group as /v1/phase names it.

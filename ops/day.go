@@ -114,6 +114,21 @@ func (o *Ops) loadScheduleState() (schedule.Transition, bool, error) {
 	return last, true, nil
 }
 
+// schedulePosition is where the schedule stands: the last transition run
+// (saved), or the clock's instant before the schedule's first record. What
+// GET /v1/status names as next follows it, as the metric does: a
+// transition due and not yet run (a clock stepped ahead past it, a
+// catch-up in progress) is next, not the one after the clock.
+func (o *Ops) schedulePosition() schedule.Transition {
+	o.stateMu.Lock()
+	saved, ok := o.saved, o.savedOK
+	o.stateMu.Unlock()
+	if ok {
+		return saved
+	}
+	return schedule.Through(o.cfg.Now())
+}
+
 // saveScheduleState records last as the last transition run, and reports
 // whether it is recorded.
 func (o *Ops) saveScheduleState(last schedule.Transition, what string) bool {

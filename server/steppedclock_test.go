@@ -326,7 +326,6 @@ func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
 	s := startServer(t, cfg, Options{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	waitStatus(t, s, "ACME", "Open", readWait)
 	clock.Store(dayStart.Add(56 * time.Minute).UnixNano())
-	waitStatus(t, s, "ACME", "Closed", readWait)
 	preOpen := "pre_open group \"all\" at " + dayStart.Add(time.Hour+time.Second).UTC().Format(time.RFC3339Nano)
 	var next string
 	waitUntil(t, "the next day's pre-open named next", func() bool {
@@ -335,11 +334,16 @@ func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
 		next = st.NextTransition
 		return code == 200 && strings.HasSuffix(next, preOpen)
 	})
-	// The day's transitions are all journaled by now (the next day's
-	// pre-open is named); a transition whose commands a loaded machine did
-	// not apply within the call's time is run again before that, stamped
-	// anew, so the day's commands are not counted: none may follow.
+	// The day's transitions are all journaled by now: the status names
+	// the next day's pre-open only once the schedule has run them (read
+	// at once, while the schedule has yet to see the step, it named the
+	// transition after the clock, and the end of day ran after the
+	// clock stepped back). A transition whose commands a loaded machine
+	// did not apply within the call's time is run again before that,
+	// stamped anew, so the day's commands are not counted: none may
+	// follow.
 	ended := s.Pipeline().Durable().Load()
+	waitStatus(t, s, "ACME", "Closed", time.Second)
 	for _, at := range []time.Duration{1500 * time.Millisecond, 2500 * time.Millisecond, 56 * time.Minute} {
 		clock.Store(dayStart.Add(at).UnixNano())
 		time.Sleep(1500 * time.Millisecond) // the schedule reads the clock every second
