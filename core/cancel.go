@@ -188,11 +188,24 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 			reason = venue.RejectReasonUnsupportedOrderCharacteristic
 		}
 	}
-	if reason == venue.RejectReasonNone && m.index.find(session, &c.clOrdID, c.clOrdID.hashLen(c.clOrdIDLen, session)) != noRec {
+	if reason == venue.RejectReasonUnknownOrder && c.remember && ri != noRec && m.index.recs[ri].ordStatus == venue.OrdStatusReplaced &&
+		!isLive(m.currentStatus(ri)) {
+		// A recorded cancel's ClOrdID, or one a replace left, whose order
+		// has ended: too late, as for the order's current ClOrdID. Cancels
+		// journaled before CancelRemembersClOrdID keep UnknownOrder.
+		reason = venue.RejectReasonTooLateToCancel
+	}
+	var h, at uint64
+	if reason == venue.RejectReasonNone {
 		// A cancel's own ClOrdID must be new in the session, as an order's
-		// or a replace's is (FIX: unique per request for the day). It is not
-		// recorded: a status request by it names no order.
-		reason = venue.RejectReasonDuplicateClOrdID
+		// or a replace's is (FIX: unique per request for the day); at is
+		// its slot in the table, where it is recorded (see
+		// clOrdIndex.probe).
+		h = c.clOrdID.hashLen(c.clOrdIDLen, session)
+		var known recIdx
+		if known, at = m.index.probe(session, &c.clOrdID, h); known != noRec {
+			reason = venue.RejectReasonDuplicateClOrdID
+		}
 	}
 	if reason != venue.RejectReasonNone {
 		m.rejectCancel(venue.CxlRejResponseToCancel, session, ri, reason, c.instrumentID, c.side, &c.clOrdID, &c.origClOrdID)
@@ -200,5 +213,14 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 	}
 	oi := m.index.recs[ri].slot
 	m.cancelOrderQty(oi, venue.CancelReasonClient, venue.OrdStatusCancelled, &c.clOrdID, &m.index.recs[ri].key)
+	if c.remember && !m.index.full() {
+		m.index.addEnded(&c.clOrdID, h, at, ri)
+	}
 	return nil
+}
+
+// isLive reports whether an order of status s may still trade or be
+// cancelled.
+func isLive(s venue.OrdStatus) bool {
+	return s == venue.OrdStatusNew || s == venue.OrdStatusPartiallyFilled
 }

@@ -210,6 +210,24 @@ func (x *clOrdIndex) add(k *clOrdKey, h, at uint64, o *order, oi orderIdx) recId
 	return ri
 }
 
+// addEnded records ClOrdID k (hash h, table slot at from probe) for the
+// ended order whose current record is from (a cancel's,
+// CancelRemembersClOrdID). The new record is Replaced, as a ClOrdID a
+// replace left is: it names the order, whose current record stays from
+// (its OrderID is not moved, so that status requests by OrderID and by
+// the order's ClOrdID answer as before, and an order keeps one current
+// record, which rebuild and a snapshot's load check). The caller has
+// checked that the table is not full.
+func (x *clOrdIndex) addEnded(k *clOrdKey, h, at uint64, from recIdx) {
+	ri := recIdx(x.recsUsed)
+	x.recsUsed++
+	r := &x.recs[ri]
+	*r = x.recs[from]
+	r.key = *k
+	r.ordStatus = venue.OrdStatusReplaced
+	x.byClOrdID[at] = clOrdSlot{hashHigh: uint32(h >> 32), recPlusOne: int32(ri) + 1}
+}
+
 func (x *clOrdIndex) insertClOrd(ri recIdx, h uint64) {
 	step := clOrdStep(h)
 	for i := h & x.mask; ; i = (i + step) & x.mask {

@@ -60,6 +60,7 @@ type orderRefArgs struct {
 	orderID     uint64
 	clOrdID     string
 	origClOrdID string
+	checks      uint8 // a CancelOrder's checks (CancelMatchesOrder, CancelRemembersClOrdID)
 }
 
 func encodeCancel(buf []byte, a *orderRefArgs) []byte {
@@ -68,6 +69,7 @@ func encodeCancel(buf []byte, a *orderRefArgs) []byte {
 	stampCmd(c, a.seq, a.ts)
 	setOrderRef(c, a.session, a.side, a.instrument, a.orderID, a.clOrdID)
 	mustEncode(c.SetOrigClOrdIDString(a.origClOrdID))
+	c.SetChecks(a.checks)
 	return buf[:c.EncodedLength()]
 }
 

@@ -122,7 +122,15 @@
 // gateway journals; UnsupportedOrderCharacteristic, as for a replace;
 // cancels journaled before the check replay as they did). A cancel's own ClOrdID
 // must be new in the session (DuplicateClOrdId when it names an order,
-// checked once the order to cancel is found) and is not remembered.
+// checked once the order to cancel is found). With CancelRemembersClOrdID
+// in its checks (every cancel the gateway journals) a cancel that is done
+// records its ClOrdID for the day, naming the cancelled order as a
+// ClOrdID a replace left does: a status request by it answers the order
+// (under the order's current ClOrdID), a NewOrder or a request using it
+// again is a duplicate (a PossResend NewOrder gets the order's status),
+// and a cancel naming it as OrigClOrdID is TooLateToCancel; at
+// ClOrdIDsMax the cancel is done and its ClOrdID not recorded. Cancels
+// without it (journaled before it) record nothing and replay as they did.
 // OrderStatusRequest (and a PossResend NewOrder or ReplaceOrder with a known
 // ClOrdID, ReplacePossResend) answers
 // live and finished orders until EndOfDay, a replaced ClOrdID with the

@@ -31,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 //
 //	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|opening|ioc|fok|gtd|close] [exp=NS]
 //	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
-//	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=]
+//	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=] [checks=N (CancelMatchesOrder 1, CancelRemembersClOrdID 2)]
 //	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
 //	status s=1 id=b1 [order=N] [side=] [instr=]
@@ -296,7 +296,7 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 	case "cancel":
 		known := s.orders[orderKey(session, a.str("orig", ""))]
 		ca := orderRefArgs{seq: s.seq, ts: s.now, session: session, clOrdID: a.str("id", ""),
-			origClOrdID: a.str("orig", ""), orderID: uint64(a.int("order", 0))}
+			origClOrdID: a.str("orig", ""), orderID: uint64(a.int("order", 0)), checks: uint8(a.int("checks", 0))}
 		ca.side, ca.instrument = venue.SideBuy, s.cfg.Instruments[0].ID
 		if known != nil {
 			ca.side, ca.instrument = known.side, known.instrument

@@ -136,6 +136,8 @@ type cancelCmd struct {
 	// matchOrder: the order's side and instrument must be these
 	// (CancelMatchesOrder in the command's checks).
 	matchOrder bool
+	// remember: the cancel's own ClOrdID is recorded (CancelRemembersClOrdID).
+	remember bool
 }
 
 // CancelMatchesOrder is the bit of a CancelOrder's checks that refuses the
@@ -144,9 +146,17 @@ type cancelCmd struct {
 // journaled before it existed have it clear and replay as they did.
 const CancelMatchesOrder uint8 = 1
 
+// CancelRemembersClOrdID is the bit of a CancelOrder's checks that records
+// a done cancel's own ClOrdID for the day, naming the cancelled order: a
+// status request by it answers the order, and an order or a request that
+// uses it again is a duplicate (doc.go, "Rules").
+// Cancels journaled before it existed have it clear and replay as they did.
+const CancelRemembersClOrdID uint8 = 2
+
 func (c *cancelCmd) decode(w venue.CancelOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
 	c.matchOrder = w.Checks()&CancelMatchesOrder != 0
+	c.remember = w.Checks()&CancelRemembersClOrdID != 0
 	c.sessionIdx, c.side, c.instrumentID = w.SessionIdx(), w.Side(), w.InstrumentID()
 	c.orderID = w.OrderID()
 	c.clOrdIDLen = c.clOrdID.load(w.ClOrdIDArray()[:])

@@ -677,7 +677,9 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64, look bool
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(c.side)
-	cmd.SetChecks(core.CancelMatchesOrder) // Symbol and Side must be the order's
+	// Symbol and Side must be the order's; the cancel's ClOrdID becomes the
+	// order's current one (core/doc.go, "Rules").
+	cmd.SetChecks(core.CancelMatchesOrder | core.CancelRemembersClOrdID)
 	cmd.SetInstrumentID(c.inst.ID)
 	cmd.SetOrderID(c.orderID)
 	_ = cmd.SetClOrdID(c.clOrdID)

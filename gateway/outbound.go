@@ -660,6 +660,11 @@ const (
 // contradicted them.
 const replacedOrigText = "unknown order: OrigClOrdID (41) names an order since replaced; give its current ClOrdID"
 
+// endedOrigText is replacedOrigText for an order that has ended since: its
+// OrigClOrdID was replaced, or was a cancel's ClOrdID (core/doc.go,
+// "Rules"), and no ClOrdID addresses the order any more.
+const endedOrigText = "unknown order: OrigClOrdID (41) is not the order's current ClOrdID (a replace or a cancel took its place), and the order has ended"
+
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	text := RejectText(e.Reason())
 	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
@@ -667,6 +672,9 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	}
 	if e.Reason() == venue.RejectReasonUnknownOrder && e.OrderID() != 0 {
 		text = replacedOrigText // the only unknown order the matcher names (core locate)
+		if st := e.OrdStatus(); st != venue.OrdStatusNew && st != venue.OrdStatusPartiallyFilled {
+			text = endedOrigText
+		}
 	}
 	if e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic {
 		text = replaceMismatchText
