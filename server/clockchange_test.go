@@ -23,12 +23,23 @@ func clockChangeVenue(t *testing.T, sched string, clock *atomic.Int64, start tim
 	return s
 }
 
-// wantNextTransition checks the next transition GET /v1/status names.
+// wantNextTransition checks the next transition GET /v1/status names,
+// waiting for it: the status follows the schedule's record, written once a
+// transition's commands are applied, so an instrument's new status may be
+// read just before it.
 func wantNextTransition(t *testing.T, s *Server, want string) {
 	t.Helper()
 	var st ops.StatusInfo
-	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 || st.NextTransition != want {
-		t.Fatalf("status %d, next transition %q; want %q", code, st.NextTransition, want)
+	var code int
+	deadline := time.Now().Add(readWait)
+	for {
+		if code = adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code == 200 && st.NextTransition == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %d, next transition %q; want %q (within %s)", code, st.NextTransition, want, readWait)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
