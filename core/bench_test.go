@@ -44,6 +44,37 @@ func BenchmarkPlaceCancelClOrdIDTable(b *testing.B) {
 	}
 }
 
+// BenchmarkPlaceCancelRecorded is PassivePlaceCancel at depth 10 with a new
+// ClOrdID on every cancel, as a client's, the cancel's checks those of the
+// gateway's cancels with and without CancelRemembersClOrdID: the cost of
+// recording the cancel's ClOrdID (a record copied, a table slot written,
+// the table filling twice as fast).
+func BenchmarkPlaceCancelRecorded(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		checks uint8
+	}{{"recorded=false", CancelMatchesOrder}, {"recorded=true", CancelMatchesOrder | CancelRemembersClOrdID}} {
+		b.Run(c.name, func(b *testing.B) {
+			w := newWorkload(b, 10)
+			place := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
+				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
+			cancel := newStampedCancelOwnID(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument}, c.checks)
+			resting := w.m.RestingOrders()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				id := w.id(b)
+				_ = w.m.Apply(place.stamp(id), w.sink)
+				_ = w.m.Apply(cancel.stamp(id), w.sink)
+			}
+			b.StopTimer()
+			if w.m.RestingOrders() != resting {
+				b.Fatalf("the book drifted: %d orders, %d before", w.m.RestingOrders(), resting)
+			}
+		})
+	}
+}
+
 func BenchmarkAggressiveFillRefill(b *testing.B) {
 	for _, depth := range benchDepths {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {

@@ -432,8 +432,10 @@
 //     band). Each level costs 24 bytes and a bit per side: a band of
 //     LevelsPerSideMax levels is checked at NewMatcher (default 2^20, at most
 //     2^22), so bands of a few thousand ticks cost a few hundred kilobytes.
-//   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders and replaces); at the
-//     bound new orders and replaces are rejected until EndOfDay. A ClOrdID
+//   - ClOrdIDsMax bounds the ClOrdIDs of one day (orders, replaces and the
+//     cancels that record theirs: a place and cancel takes two); at the
+//     bound new orders and replaces are rejected until EndOfDay, and a
+//     cancel is done without recording its ClOrdID. A ClOrdID
 //     costs 120 bytes of record plus 36 to 68 bytes of indexes and 32
 //     bytes of terms, touched only by stop, GTD, iceberg and post-only
 //     orders, an order slot 128 bytes (two cache lines) plus 24 bytes

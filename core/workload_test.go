@@ -45,6 +45,9 @@ type stampedCmd struct {
 	buf [cmdSlotSize]byte
 	cmd []byte
 	id  []byte // the ClOrdID field's bytes inside buf
+	// own, when set, is a cancel's own ClOrdID field after its first byte,
+	// stamped with the same number (newStampedCancelOwnID).
+	own []byte
 }
 
 // hexPairs[b] is the two hex digits of byte b as a little-endian 16-bit
@@ -72,6 +75,10 @@ func (c *stampedCmd) stamp(n uint64) []byte {
 	id := c.id[:workloadIDWidth]
 	binary.LittleEndian.PutUint64(id[0:8], hexWord(uint32(n>>32)))
 	binary.LittleEndian.PutUint64(id[8:16], hexWord(uint32(n)))
+	if c.own != nil {
+		binary.LittleEndian.PutUint64(c.own[0:8], hexWord(uint32(n>>32)))
+		binary.LittleEndian.PutUint64(c.own[8:16], hexWord(uint32(n)))
+	}
 	return c.cmd
 }
 
@@ -98,6 +105,22 @@ func newStampedCancel(a orderRefArgs) *stampedCmd {
 	mustEncode(d.WrapDecode(c.cmd, 0))
 	d.SetChecks(CancelMatchesOrder) // as the gateway's cancels: the order's side and instrument checked
 	c.id = d.OrigClOrdID()
+	return c
+}
+
+// newStampedCancelOwnID is newStampedCancel whose own ClOrdID is "x" and the
+// stamped number, new with every cancel, as a client's are; checks are the
+// cancel's (CancelMatchesOrder, CancelRemembersClOrdID).
+func newStampedCancelOwnID(a orderRefArgs, checks uint8) *stampedCmd {
+	c := &stampedCmd{}
+	a.origClOrdID = idPlaceholder
+	a.clOrdID = "x" + idPlaceholder
+	a.checks = checks
+	c.cmd = encodeCancel(c.buf[:], &a)
+	var d venue.CancelOrder
+	mustEncode(d.WrapDecode(c.cmd, 0))
+	c.id = d.OrigClOrdID()
+	c.own = d.ClOrdID()[1:]
 	return c
 }
 
