@@ -545,6 +545,9 @@ func (g *commandGen) cancel() []byte {
 	} else {
 		a.orderID = uint64(g.rng.IntN(int(g.model.lastOrder) + 2))
 	}
+	if g.pct(50) {
+		a.checks = CancelRemembersClOrdID // as the gateway's cancels
+	}
 	g.last = fmt.Sprintf("cancel %+v", a)
 	return encodeCancel(g.buf[:], &a)
 }

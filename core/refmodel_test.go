@@ -988,7 +988,12 @@ func (m *refModel) cancelReject(to venue.CxlRejResponseTo, session uint16, rec *
 }
 
 func (m *refModel) cancel(c *venue.CancelOrder) {
+	remember := c.Checks()&CancelRemembersClOrdID != 0
 	rec, reason := m.find(c.SessionIdx(), string(c.OrigClOrdID()), c.OrderID())
+	if reason == venue.RejectReasonUnknownOrder && remember && rec != nil && rec.status == venue.OrdStatusReplaced &&
+		!m.records[m.current[rec.orderID]].live {
+		reason = venue.RejectReasonTooLateToCancel // a superseded ClOrdID of an order that has ended
+	}
 	if _, dup := m.records[refKey{c.SessionIdx(), string(c.ClOrdID())}]; reason == venue.RejectReasonNone && dup {
 		reason = venue.RejectReasonDuplicateClOrdID
 	}
@@ -998,6 +1003,14 @@ func (m *refModel) cancel(c *venue.CancelOrder) {
 	}
 	o := m.live[rec.orderID]
 	m.cancelLive(o, venue.CancelReasonClient, venue.OrdStatusCancelled, string(c.ClOrdID()), o.clOrdID)
+	if remember && len(m.records) < m.cfg.ClOrdIDsMax {
+		// The cancel's ClOrdID names the ended order, as one a replace
+		// superseded does.
+		key := refKey{c.SessionIdx(), string(c.ClOrdID())}
+		alias := *m.records[m.current[o.orderID]]
+		alias.status, alias.clOrdID = venue.OrdStatusReplaced, key.clOrdID
+		m.records[key] = &alias
+	}
 }
 
 func (m *refModel) replace(c *venue.ReplaceOrder) {
