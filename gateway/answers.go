@@ -55,11 +55,25 @@ func copyField(dst *quickfix.Message, src *quickfix.Message, tag quickfix.Tag) {
 // dictionary leaves Symbol optional within it. Its TransactTime is the
 // time of the answer, as every report of the venue has one.
 func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix.Tag) *quickfix.Message {
+	m := gatewayERBody(req, et, echo...)
+	g.stampGatewayER(m)
+	return m
+}
+
+// stampGatewayER gives a gateway's ExecutionReport its ExecID and, as the
+// time of the answer, its TransactTime.
+func (g *Gateway) stampGatewayER(m *quickfix.Message) {
+	m.Body.SetString(tag.ExecID, g.gatewayExecID())
+	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
+}
+
+// gatewayERBody is gatewayER's report without its ExecID and TransactTime
+// (stampGatewayER).
+func gatewayERBody(req *quickfix.Message, et execType, echo ...quickfix.Tag) *quickfix.Message {
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "8")
 	m.Body.SetString(tag.OrderID, "NONE")
 	copyField(m, req, tag.ClOrdID)
-	m.Body.SetString(tag.ExecID, g.gatewayExecID())
 	m.Body.SetString(tag.ExecType, string(et))
 	m.Body.SetString(tag.OrdStatus, string(ordStatusRejected))
 	for _, t := range echo {
@@ -71,13 +85,22 @@ func (g *Gateway) gatewayER(req *quickfix.Message, et execType, echo ...quickfix
 	m.Body.SetString(tag.LeavesQty, "0")
 	m.Body.SetString(tag.CumQty, "0")
 	m.Body.SetString(tag.AvgPx, "0")
-	m.Body.SetString(tag.TransactTime, time.Now().UTC().Format("20060102-15:04:05.000"))
 	return m
 }
 
 func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection) {
 	g.awaitEarlierAnswers(s)
-	m := g.gatewayER(req, execTypeRejected, tag.Symbol, tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.StopPx, tag.TimeInForce, tag.Account, tag.MaxFloor, tag.ExecInst)
+	m := orderReject(req, rej)
+	g.stampGatewayER(m)
+	g.metrics.rejects.WithLabelValues("gateway").Inc()
+	s.rejects.Add(1)
+	s.out.enqueue(m)
+}
+
+// orderReject is the gateway's reject of order req for rej, but for its
+// ExecID and TransactTime (stampGatewayER).
+func orderReject(req *quickfix.Message, rej *rejection) *quickfix.Message {
+	m := gatewayERBody(req, execTypeRejected, tag.Symbol, tag.Side, tag.OrderQty, tag.OrdType, tag.Price, tag.StopPx, tag.TimeInForce, tag.Account, tag.MaxFloor, tag.ExecInst)
 	if string(fieldBytes(req, tag.TimeInForce)) == string(timeInForceGTD) {
 		// FIX 4.4 requires a GTD report's ExpireTime unless it has an
 		// ExpireDate: the order's, as its matcher's reject echoes it
@@ -94,9 +117,7 @@ func (g *Gateway) rejectOrder(s *session, req *quickfix.Message, rej *rejection)
 	}
 	m.Body.SetInt(tag.OrdRejReason, int(rej.reason))
 	m.Body.SetString(tag.Text, rej.text)
-	g.metrics.rejects.WithLabelValues("gateway").Inc()
-	s.rejects.Add(1)
-	s.out.enqueue(m)
+	return m
 }
 
 // rejectCancel answers a cancel or replace the gateway refuses with an

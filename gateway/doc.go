@@ -284,10 +284,15 @@
 // SessionConfig.OpenOrdersMax): the matcher's order pool is every
 // session's, and one session resting orders without end would leave the
 // others none. Past its bound an order that could rest or wait (any but IOC
-// and FOK; not a possible resend of a live order of the session, which the
-// matcher answers with its status) is refused before any command (OrdRejReason 3,
+// and FOK) is refused before any command (OrdRejReason 3,
 // OpenOrdersBoundText naming the bound and the count), as a throttle is:
-// nothing of it is journaled. The count is the session's orders in the
+// nothing of it is journaled. A possible resend adds no order when the
+// matcher knows its ClOrdID, and only the matcher knows every ClOrdID of
+// the day: at the bound one is published as an OrderStatusRequest by its
+// ClOrdID instead of an order (askAtBound), so that an order the session
+// sent, live, ended or not answered yet, is answered with its status as
+// below the bound, and one unknown gets the bound's reject, kept with the
+// session until the answer (boundRefusal). The count is the session's orders in the
 // open-order view plus those published whose answer the view has not
 // taken yet, so a burst sent without waiting for answers cannot pass it.
 // An order refused at the venue's own bounds says they are the whole

@@ -272,6 +272,11 @@ type session struct {
 	// OpenOrdersMax that inbound published and whose accept or reject the
 	// open-order view has not taken yet (openbound.go).
 	ordersInFlight atomic.Int64
+	// boundResends are the possible resends asked of the matcher at the
+	// bound, waiting for its answer (openbound.go; guarded by mu, at most
+	// boundResendsMax), boundResendsN their number, read without the lock.
+	boundResends  []boundResend
+	boundResendsN atomic.Int32
 }
 
 // DefaultOutboundQueueMax is the default bound of a session's outbound queue:

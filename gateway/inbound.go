@@ -555,7 +555,11 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 		rej = g.resentFromEarlierDay(s, m, o.clOrdID, "an order")
 	}
 	if rej == nil {
-		rej = g.openBoundRefused(s, o.clOrdID, o.tif, resend) // openbound.go
+		var ask bool
+		if rej, ask = g.openBoundRefused(s, o.tif, resend); ask { // openbound.go
+			g.askAtBound(s, m, &o, rej, now)
+			return
+		}
 	}
 	seq, slot, rej := g.admit(s, rej, &s.orders, s.cfg.OrdersPerSecondReject, "orders", now)
 	if rej != nil {

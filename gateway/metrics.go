@@ -34,7 +34,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		throttled: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_throttled_total",
 			Help: "Requests refused by a session throttle."}),
 		openBound: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_open_order_bound_rejects_total",
-			Help: "Orders refused at their session's bound on open orders (open_orders_max), before any command."}),
+			Help: "Orders refused at their session's bound on open orders (open_orders_max): before any command, or a possible resend once the matcher has answered that it does not know its ClOrdID."}),
 		execReports: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_total", Help: "ExecutionReports handed to sessions."}),
 		reportsNew: prometheus.NewCounter(prometheus.CounterOpts{Name: "fixvenue_execution_reports_new_total",
 			Help: "ExecutionReports built in a new message because the session had no sent one to reuse: a session's first, or a backlog of reports deeper than the free list's bound."}),

@@ -700,6 +700,9 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 }
 
 func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
+	if s := g.sessionOf(e.SessionIdx()); s != nil && g.boundRefusal(s, e) { // openbound.go
+		return
+	}
 	b := g.newER(e.InstrumentID())
 	if e.OrdStatus() == venue.OrdStatusUnknown {
 		b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -9,7 +10,9 @@ import (
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
+	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // TestSessionOpenOrderBound: one session cannot fill the venue's order
@@ -127,5 +130,102 @@ func TestSessionOpenOrderBoundInFlight(t *testing.T) {
 	}
 	if taken != 5 {
 		t.Fatalf("%d of %d orders sent back to back rest, want the bound, 5", taken, sent)
+	}
+}
+
+// TestPossResendAtOpenOrderBound: at its open-order bound a session's
+// possible resend (97=Y or 43=Y) of an order it sent is answered with the
+// order's status, as below the bound, whether the order is live, ended or
+// still waiting for its answer: a resend adds no order, and a reject for
+// its ClOrdID would say a working or done order is dead. A possible resend
+// of a ClOrdID the venue does not know is a new order, refused at the
+// bound. None of them is journaled as an order.
+func TestPossResendAtOpenOrderBound(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, "[session_defaults]\ncancel_on_disconnect = false\nopen_orders_max = 3\n")
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	// next is c's next report, whichever it is: a resend is answered in
+	// the order it was sent, by one report, nothing else.
+	next := func(want map[int]string) *fixclient.Message {
+		t.Helper()
+		m, err := c.Read(readWait)
+		if err != nil {
+			t.Fatalf("waiting for %v: %v", want, err)
+		}
+		for tag, v := range want {
+			if m.Type() != "8" || m.Get(tag) != v {
+				t.Fatalf("got %v, want an ExecutionReport with %v", m, want)
+			}
+		}
+		return m
+	}
+	resend := func(clOrdID string, mark int) {
+		t.Helper()
+		now := time.Now()
+		sendMarked(t, s, c, "D", now, []fixclient.Field{fixclient.F(mark, "Y")}, buyBody(clOrdID, "0", now)...)
+	}
+
+	for i, id := range []string{"a1", "a2", "done"} {
+		sendOrder(t, c, order{id: id, side: "1", qty: "1", px: fmt.Sprintf("%d.00", 90+i)})
+		next(map[int]string{11: id, 150: "0"})
+	}
+	cancelBuy(t, c, "x1", "done")
+	sendOrder(t, c, order{id: "a3", side: "1", qty: "1", px: "93.00"})
+	next(map[int]string{11: "a3", 150: "0"})
+	sendOrder(t, c, order{id: "over", side: "1", qty: "1", px: "93.00"})
+	next(map[int]string{11: "over", 150: "8", 103: "3"}) // at the bound
+
+	resend("a2", 97)
+	next(map[int]string{11: "a2", 150: "I", 39: "0", 38: "1", 151: "1"})
+	resend("done", 97)
+	next(map[int]string{11: "done", 150: "I", 39: "4", 38: "1", 151: "0"})
+	resend("done", 43)
+	next(map[int]string{11: "done", 150: "I", 39: "4"})
+
+	// An order sent and resent at once, the resend at the bound (the order
+	// counted in flight or open) before or after its accept reached the
+	// gateway's view: its status either way.
+	cancelBuy(t, c, "x2", "a1")
+	sendOrder(t, c, order{id: "a4", side: "1", qty: "1", px: "94.00"})
+	resend("a4", 97)
+	next(map[int]string{11: "a4", 150: "0"})
+	next(map[int]string{11: "a4", 150: "I", 39: "0"})
+
+	// Unknown: a new order, refused at the bound as before.
+	resend("new", 97)
+	next(map[int]string{11: "new", 150: "8", 39: "8", 103: "3", 58: gateway.OpenOrdersBoundText(3, 3)})
+
+	var sessions []ops.SessionInfo
+	if code := adminCall(t, s, "GET", "/v1/sessions", "", "", &sessions); code != 200 {
+		t.Fatalf("GET /v1/sessions: %d", code)
+	}
+	for _, si := range sessions {
+		if si.CompID == "CLIENT1" && si.OpenOrders != 3 {
+			t.Fatalf("CLIENT1 holds %d open orders, want its bound, 3", si.OpenOrders)
+		}
+	}
+	if got := metricstest.Value(t, scrape(t, s), "fixvenue_open_order_bound_rejects_total"); got != "2" {
+		t.Fatalf("fixvenue_open_order_bound_rejects_total %s, want 2 (over, new)", got)
+	}
+	s.Close()
+
+	orders := map[string]int{}
+	for rec, err := range journal.Records(filepath.Join(dir, "journal"), journal.ReaderOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmd, ok := venue.DecodeNewOrder(rec.Payload); ok {
+			orders[string(cmd.ClOrdID())]++
+		}
+	}
+	for _, id := range []string{"a2", "done", "a4"} {
+		if orders[id] != 1 {
+			t.Errorf("%d orders %s journaled, want its first alone", orders[id], id)
+		}
+	}
+	if orders["new"] != 0 || orders["over"] != 0 {
+		t.Errorf("orders refused at the bound journaled: %v", orders)
 	}
 }
