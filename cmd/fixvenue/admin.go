@@ -37,7 +37,7 @@ const adminUsage = `usage: fixvenue admin <command> [options]
 commands (README "Operating the venue"):
   status                              venue status, next scheduled transition, last end of day since the start
   instruments                         instruments: status, last trade, best bid and offer, resting orders
-  sessions                            sessions: logged on, address, sequence numbers, open orders, kind (order or drop-copy)
+  sessions                            sessions: logged on, address, sequence numbers, open orders against their bound (open_orders_max), kind (order or drop-copy)
   halt|resume|close SYMBOL|all --reason R
   cancel [--session C] [--account A] [--instrument S|all] --reason R
   band SYMBOL --ref-price P --band-percent N --reason R
@@ -756,16 +756,32 @@ func (c *adminClient) printSessions(list []ops.SessionInfo) {
 	// KIND, last so that the columns before it stay where scripts read
 	// them: a drop-copy session enters no orders (its order figures are
 	// 0, not idle), and a cancel or risk call naming it is refused.
-	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN ORDERS\tMSG/S\tORDERS/S\tCANCELS/S\tKIND")
+	fmt.Fprintln(w, "COMPID\tLOGGED ON\tDISABLED\tADDRESS\tNEXT OUT\tNEXT IN\tOPEN/BOUND\tMSG/S\tORDERS/S\tCANCELS/S\tKIND")
 	for _, s := range list {
 		kind := "order"
 		if s.DropCopy {
 			kind = "drop-copy"
 		}
-		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
-			s.NextTargetSeq, s.OpenOrders, s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond, kind)
+		fmt.Fprintf(w, "%s\t%v\t%v\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\n", s.CompID, s.LoggedOn, s.Disabled, dash(s.Address), s.NextSenderSeq,
+			s.NextTargetSeq, openAgainstBound(s), s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond, kind)
 	}
 	w.Flush()
+}
+
+// openAgainstBound is a session's open orders against its bound
+// (open_orders_max), in one field where the open orders were alone, so
+// that the columns after it stay where scripts read them: "12/262144",
+// "12/off" for a session with no bound, "-" for a drop-copy session, which
+// enters no orders. An operator sees how near a session is to having its
+// orders refused (103=3).
+func openAgainstBound(s ops.SessionInfo) string {
+	switch {
+	case s.DropCopy:
+		return "-"
+	case s.OpenOrdersMax <= 0:
+		return strconv.Itoa(s.OpenOrders) + "/off"
+	}
+	return strconv.Itoa(s.OpenOrders) + "/" + strconv.Itoa(s.OpenOrdersMax)
 }
 
 // truncate is s cut to at most n bytes, "…" marking a cut.
