@@ -13,7 +13,8 @@
 //     SVG;
 //   - /sessions and /sessions/{comp_id}: each FIX session's state, peer,
 //     sequence numbers, message, order, cancel and reject rates, throttle
-//     hits and open orders;
+//     hits and open orders against the session's bound (open_orders_max,
+//     "off" when it has none);
 //   - /latency: order to ExecutionReport and order to feed, p50, p99,
 //     p99.9 and max over the last minute and since start, with a
 //     percentile plot, from the venue's HdrHistograms (package latency);

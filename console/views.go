@@ -234,6 +234,11 @@ type sessionRow struct {
 	Rejects           int64   `json:"rejects"`
 	ThrottleHits      int64   `json:"throttleHits"`
 	OpenOrders        int     `json:"openOrders"`
+	// OpenOrdersMax is the session's bound on its open orders
+	// (open_orders_max; 0: none, or a drop-copy session): /sessions shows
+	// the open orders against it, so that an operator sees a session near
+	// having its orders refused.
+	OpenOrdersMax int `json:"openOrdersMax"`
 	// DropCopy: a drop-copy session enters no orders, so it has no kill
 	// switch and /operations offers no Kill or Reset (the API refuses them).
 	DropCopy bool `json:"dropCopy"`
@@ -285,7 +290,7 @@ func (c *Console) sessionsView() sessionsView {
 		row := sessionRow{CompID: s.CompID, LoggedOn: st.LoggedOn, Disabled: st.Disabled, Address: st.Address,
 			NextSenderSeq: st.NextSenderSeq, NextTargetSeq: st.NextTargetSeq, MessagesPerSecond: st.MessagesPerSecond,
 			OrdersPerSecond: st.OrdersPerSecond, CancelsPerSecond: st.CancelsPerSecond, Rejects: st.Rejects,
-			ThrottleHits: st.ThrottleHits, OpenOrders: c.cfg.Ops.Monitor().SessionOrders(s.Idx),
+			ThrottleHits: st.ThrottleHits, OpenOrders: c.cfg.Ops.Monitor().SessionOrders(s.Idx), OpenOrdersMax: s.OpenOrdersMax,
 			RejectsPerSecond: c.rates.rejectRate(s.Idx, st.Rejects, now), DropCopy: s.DropCopy, Killed: killed[s.CompID]}
 		if st.LoggedOn {
 			v.LoggedOn++

@@ -317,19 +317,29 @@ func TestConsoleOffersNoKillSwitchOnADropCopySession(t *testing.T) {
 }
 
 // TestConsoleSessionsLogOnOff: the sessions page shows a client logging
-// on (with its address and sequence numbers) and off; an unknown session
+// on (with its address and sequence numbers) and off, and each session's
+// open orders against its bound (open_orders_max: a quarter of
+// engine.orders_max by default, "off" for a session with none, none for a
+// drop-copy session), as the session's own page does; an unknown session
 // is a 404 page.
 func TestConsoleSessionsLogOnOff(t *testing.T) {
-	s, base := consoleVenue(t, "")
+	s, base := consoleVenue(t, "[[session]]\ncomp_id = \"NOBOUND\"\nopen_orders_max = 0\n"+
+		"[[session]]\ncomp_id = \"DC1\"\nkind = \"dropcopy\"\ncopy_sessions = [\"CLIENT3\"]\n")
 	ctx := browsertest.New(t)
 	browsertest.Open(t, ctx, base+"/sessions")
-	row := `document.querySelector('#sessions tr[data-comp="CLIENT3"]')`
+	rowOf := func(comp string) string { return `document.querySelector('#sessions tr[data-comp="` + comp + `"]')` }
+	row := rowOf("CLIENT3")
 	browsertest.WaitFor(t, ctx, "CLIENT3 logged off", row+` && `+row+`.dataset.state === "logged off"`)
+	browsertest.WaitFor(t, ctx, "CLIENT3 with no open order of its 1024", row+`.cells[11].innerText === "0 / 1024"`)
+	browsertest.WaitFor(t, ctx, "NOBOUND with no bound", rowOf("NOBOUND")+` && `+rowOf("NOBOUND")+`.cells[11].innerText === "0 / off"`)
+	browsertest.WaitFor(t, ctx, "DC1 with no orders", rowOf("DC1")+` && `+rowOf("DC1")+`.cells[11].innerText === "–"`)
 	c := logon(t, s, "CLIENT3", true)
 	browsertest.WaitFor(t, ctx, "CLIENT3 logged on", row+`.dataset.state === "logged on" && `+row+`.innerText.includes("127.0.0.1:")`)
 	sendOrder(t, c, order{id: "o1", side: "1", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "o1", 150: "0"})
-	browsertest.WaitFor(t, ctx, "one open order", row+`.cells[11].innerText === "1"`)
+	browsertest.WaitFor(t, ctx, "one open order of 1024", row+`.cells[11].innerText === "1 / 1024"`)
+	browsertest.Open(t, ctx, base+"/sessions/CLIENT3")
+	browsertest.WaitFor(t, ctx, "CLIENT3's page: one open order of 1024", row+` && `+row+`.cells[11].innerText === "1 / 1024"`)
 	c.Logout()
 	browsertest.WaitFor(t, ctx, "CLIENT3 logged off again", row+`.dataset.state === "logged off"`)
 	if code := browsertest.Open(t, ctx, base+"/sessions/NOBODY"); code != 404 {
@@ -939,7 +949,7 @@ func TestConsoleCountsWaitingStops(t *testing.T) {
 	ctx := browsertest.New(t)
 	browsertest.Open(t, ctx, base+"/sessions")
 	browsertest.WaitFor(t, ctx, "the sessions page counts the stop",
-		`document.querySelector('#sessions tr[data-comp="CLIENT1"]') !== null && document.querySelector('#sessions tr[data-comp="CLIENT1"]').lastElementChild.innerText === "1"`)
+		`document.querySelector('#sessions tr[data-comp="CLIENT1"]') !== null && document.querySelector('#sessions tr[data-comp="CLIENT1"]').lastElementChild.innerText === "1 / 1024"`)
 	browsertest.Open(t, ctx, base+"/operations")
 	confirmAction(t, ctx, aliceToken, "stops too", `#ops-sessions tr[data-comp="CLIENT1"] button[data-action="cancel orders"]`)
 	expectER(t, c, map[int]string{11: "stop1", 150: "4"})

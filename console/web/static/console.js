@@ -119,6 +119,14 @@
     box.appendChild(svg("text", { x: W - R, y: H - 10, "text-anchor": "end" }, fmt(pts[pts.length - 1][0])));
   }
 
+  // openAgainstBound is a session's open orders against its bound
+  // (open_orders_max), past which its orders are refused: "12 / 262144",
+  // "12 / off" with no bound, "–" for a drop-copy session (no orders).
+  function openAgainstBound(s) {
+    if (s.dropCopy) return "–";
+    return s.openOrders + " / " + (s.openOrdersMax > 0 ? s.openOrdersMax : "off");
+  }
+
   function sessions(v) {
     const only = document.body.dataset.comp;
     const list = only ? v.sessions.filter((s) => s.compId === only) : v.sessions;
@@ -135,7 +143,7 @@
       const state = s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off";
       const tr = row([link("/sessions/" + encodeURIComponent(s.compId), s.compId), el("td", "st-" + state.replace(" ", "-"), state),
         s.address, num(s.nextSenderSeq), num(s.nextTargetSeq), num(s.messagesPerSecond), num(s.ordersPerSecond),
-        num(s.cancelsPerSecond), num(s.rejectsPerSecond.toFixed(1)), num(s.rejects), num(s.throttleHits), num(s.openOrders)]);
+        num(s.cancelsPerSecond), num(s.rejectsPerSecond.toFixed(1)), num(s.rejects), num(s.throttleHits), num(openAgainstBound(s))]);
       tr.dataset.comp = s.compId;
       tr.dataset.state = state;
       return tr;
