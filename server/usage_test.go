@@ -13,7 +13,8 @@ import (
 
 // TestEngineUsageMetrics: the matcher's bounds and what it holds of them
 // are on /metrics: five resting orders and a waiting stop hold six order
-// slots, one stop and six ClOrdIDs; a cancel frees a slot.
+// slots, one stop and six ClOrdIDs; a cancel frees a slot and takes a
+// ClOrdID (its own, which names the cancelled order for the day).
 func TestEngineUsageMetrics(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
@@ -54,14 +55,15 @@ func TestEngineUsageMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, c, map[int]string{11: "cxl0", 150: "4"})
-	usage(map[string]float64{`fixvenue_engine_usage{bound="orders_max"}`: 5, `fixvenue_engine_usage{bound="stops_max"}`: 1})
+	usage(map[string]float64{`fixvenue_engine_usage{bound="orders_max"}`: 5, `fixvenue_engine_usage{bound="stops_max"}`: 1,
+		`fixvenue_engine_usage{bound="clordids_max"}`: 7})
 	// The admin API's status says the same.
 	var st ops.StatusInfo
 	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 {
 		t.Fatalf("status: %d", code)
 	}
 	want := []ops.CapacityInfo{{Bound: "orders_max", Used: 5, Limit: 4096}, {Bound: "stops_max", Used: 1, Limit: 4096},
-		{Bound: "clordids_max", Used: 6, Limit: 16384}} // a cancel takes no record
+		{Bound: "clordids_max", Used: 7, Limit: 16384}}
 	if !slices.Equal(st.Capacity, want) {
 		t.Fatalf("status capacity %+v, want %+v", st.Capacity, want)
 	}
