@@ -23,6 +23,7 @@ type Order struct {
 	ClOrdID     string
 	OrigClOrdID string // ReplaceOrder, CancelOrder: the ClOrdID addressed, when set
 	Account     string
+	MaxFloorQty int64 // NewOrder, ReplaceOrder: an iceberg's display size (0: not an iceberg)
 }
 
 // NewOrder encodes a NewOrder.
@@ -118,6 +119,7 @@ type terms interface {
 	SetTimeInForce(venue.TimeInForce)
 	SetPriceTicks(int64)
 	SetQty(int64)
+	SetMaxFloorQty(int64)
 	SetAccountString(string) error
 }
 
@@ -128,6 +130,7 @@ func setTerms(t testing.TB, c terms, o Order) {
 	c.SetTimeInForce(o.TIF)
 	c.SetPriceTicks(o.PriceTicks)
 	c.SetQty(o.Qty)
+	c.SetMaxFloorQty(o.MaxFloorQty)
 	must(t, c.SetAccountString(o.Account))
 }
 
