@@ -59,10 +59,40 @@
 // the same feed). It reads displayQty from OrderAccepted, Fill and
 // OrderReplaced. A Fill that empties a slice takes the order off the book
 // like any order executed in full; the OrderRefilled that follows adds the
-// new slice at the back of its level (OrderAdded with the same OrderID),
-// where the engine put it. An incoming iceberg stays pending until its
-// command ends, even across EndBatch, since its slice is cut from what is
-// left when it stops trading.
+// new slice at the back of its level, where the engine put it, as a new
+// order under a new public id, as Nasdaq's ITCH gives a replenished reserve
+// order a new order reference number: the n-th refill the feed has ever
+// published is order RefillIDBase+n (2^62+n). Under the order's OrderID,
+// any reader could link the slices, see that the order is an iceberg, since
+// when it rests and how often it refilled: what an iceberg exists to hide.
+// The venue's OrderIDs, a counter from 1, never come near 2^62, and the
+// tracker refuses an event that names an order there, so a refill's id is
+// one no order had and tells nothing of the order behind it. All the feed
+// later says of the slice (OrderExecuted, OrderModified, OrderDeleted, a
+// Trade's buyOrderId or sellOrderId, a snapshot's entry) names it by the id
+// it last published; a replace across the book deletes it and adds it
+// again under that id, as any order. Only the public market data uses these
+// ids: events, ExecutionReports, drop copy, the event export and the
+// console keep the OrderID. What the feed still shows is the sequence: an
+// order added, in a command's trades, at the price and on the side of an
+// order just executed in full is a refill (no other order joins that side
+// during a command), most likely of that order, and an id from 2^62 says
+// that it is one.
+//
+// The count is in the feed's saved state (state.go, version 05), so a
+// replay, a start from a snapshot and every cluster replica hand out the
+// same ids. A version 04 state, saved when the feed showed a refill under
+// its OrderID, loads with every order under its OrderID, as receivers saw
+// them, and the count at 0. A replay of the whole journal counts the
+// refills before it too, so after such an upgrade two starts (two cluster
+// nodes) agree on the refills' ids only from the same state: a
+// market-by-order reader that follows a failover onto a node started from
+// another may meet an id it does not know and should take a snapshot, as
+// for a gap; the sequence numbers and the levels agree either way.
+//
+// An incoming iceberg stays pending until its command ends, even across
+// EndBatch, since its slice is cut from what is left when it stops
+// trading.
 //
 // # Auctions
 //
@@ -187,7 +217,8 @@
 // night), at the stop once every event is applied (Feed.CaptureAtStop)
 // (state.go draws the format: the
 // books by order in priority order, each instrument's rptSeq, status, last
-// trade and volume, and the next sequence number). A start loads the newest
+// trade and volume, the number of refills published, and the next sequence
+// number). A start loads the newest
 // snapshot that has the feed's state beside it (Feed.Restore) and replays
 // the commands after it; a snapshot without one is passed over, and with
 // none the whole journal is replayed. Either way the feed holds only what it

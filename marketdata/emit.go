@@ -32,7 +32,7 @@ func (t *Tracker) emitAdded(in *instrument, o *order) error {
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
 	m.SetSide(wireSide(o.side))
-	m.SetOrderID(uint64(o.id))
+	m.SetOrderID(uint64(o.pub))
 	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetPriceTicks(o.priceTicks)
 	m.SetQty(o.leavesQty)
@@ -55,7 +55,7 @@ func (t *Tracker) emitModified(in *instrument, o *order, priorityLost bool) erro
 	} else {
 		m.SetPriorityLost(mdsbe.BooleanTypeFalse)
 	}
-	m.SetOrderID(uint64(o.id))
+	m.SetOrderID(uint64(o.pub))
 	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetPriceTicks(o.priceTicks)
 	m.SetQty(o.leavesQty)
@@ -73,7 +73,7 @@ func (t *Tracker) emitExecuted(in *instrument, o *order, tradeID uint64, priceTi
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
 	m.SetSide(wireSide(o.side))
-	m.SetOrderID(uint64(o.id))
+	m.SetOrderID(uint64(o.pub))
 	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetTradeID(tradeID)
 	m.SetPriceTicks(priceTicks)
@@ -93,7 +93,7 @@ func (t *Tracker) emitDeleted(in *instrument, o *order) error {
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
 	m.SetSide(wireSide(o.side))
-	m.SetOrderID(uint64(o.id))
+	m.SetOrderID(uint64(o.pub))
 	m.SetRptSeq(t.nextRptSeq(in))
 	return nil
 }
@@ -142,7 +142,7 @@ func (t *Tracker) emitTrade(in *instrument, f *venue.Fill) error {
 		return err
 	}
 	m.SetInstrumentID(uint32(in.def.ID))
-	buyID, sellID := f.OrderID(), f.ContraOrderID()
+	buyID, sellID := t.publicID(f.OrderID()), t.publicID(f.ContraOrderID())
 	m.SetAuction(mdsbe.BooleanType(f.Auction()))
 	if f.Side() == venue.SideBuy {
 		m.SetAggressorSide(mdsbe.SideBuy)
@@ -177,4 +177,15 @@ func (t *Tracker) emitStatus(in *instrument) error {
 	m.SetRptSeq(t.nextRptSeq(in))
 	m.SetTransactTimeNs(t.timeNs)
 	return nil
+}
+
+// publicID is the id the feed shows an order of a trade under: a refilled
+// slice's own, not the venue's OrderID, which would link it to the slices
+// before it. An order the tracker does not hold (a market order that waited
+// for an uncross) was never refilled.
+func (t *Tracker) publicID(id uint64) uint64 {
+	if oi := t.index.get(OrderID(id)); oi != noOrder {
+		return uint64(t.orders[oi].pub)
+	}
+	return id
 }

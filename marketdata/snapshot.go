@@ -127,7 +127,7 @@ func (e *snapshotEncoder) instrument(t *Tracker, in *instrument) {
 		for li := len(s.levels) - 1; li >= 0; li-- {
 			for oi := s.levels[li].head; oi != noOrder; oi = t.orders[oi].next {
 				o := &t.orders[oi]
-				batch[n] = BookOrder{OrderID: o.id, PriceTicks: o.priceTicks, Qty: o.leavesQty}
+				batch[n] = BookOrder{PublicID: o.pub, PriceTicks: o.priceTicks, Qty: o.leavesQty}
 				sides[n] = wireSide(si)
 				n++
 				if n == snapshotEntriesMax {
@@ -188,7 +188,7 @@ func (e *snapshotEncoder) entries(in *instrument, orders []BookOrder, sides []md
 	}
 	for i := range orders {
 		en := g.Entry(i)
-		en.SetOrderID(uint64(orders[i].OrderID))
+		en.SetOrderID(uint64(orders[i].PublicID))
 		en.SetPriceTicks(orders[i].PriceTicks)
 		en.SetQty(orders[i].Qty)
 		en.SetSide(sides[i])

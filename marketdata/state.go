@@ -23,9 +23,11 @@ func boolByte(b bool) byte {
 // so that a venue can start from a snapshot instead of replaying its whole
 // journal (see "Restarts" in doc.go). All integers little-endian:
 //
-//	magic "FVMDST04" (8)
+//	magic "FVMDST05" (8)
 //	nextSeq   u64   sequence number of the next feed message
 //	timeNs    i64   event time of the last event applied
+//	refills   u64   refilled slices published so far (the last public id
+//	                handed out is RefillIDBase+refills)
 //	instCount u32
 //	per instrument, in configuration order, then the added ones in the
 //	order they were added:
@@ -38,16 +40,28 @@ func boolByte(b bool) byte {
 //	  per side (bids, then asks): orderCount u32, then per order in
 //	  priority order (best level first, then time): orderId u64 |
 //	  priceTicks i64 | shown qty i64 (an iceberg's display slice, else the
-//	  leaves) | flags u8 (bit 0: an iceberg)
+//	  leaves) | flags u8 (bit 0: an iceberg; bit 1: shown under a refill's
+//	  public id, which follows: publicId u64)
 //
 // The file around it (length, CRC, atomic publication) is the journal's
 // snapshot file; the state holds exactly what the tracker derived from the
 // events of the commands up to the snapshot's seq, never engine state.
-// Version 03, without the indicative (a call's indicative came back only
-// when it changed after a start from a snapshot), is still read.
+// Versions 03, without the indicative (a call's indicative came back only
+// when it changed after a start from a snapshot), and 04, without the
+// refills' public ids, are still read. A feed that wrote them published a
+// refill under the order's OrderID: such a state loads with every order
+// under its OrderID, as the receivers saw it, and the refill count at 0
+// (package documentation, "Icebergs").
 const (
-	stateMagic   = "FVMDST04"
+	stateMagic   = "FVMDST05"
+	stateMagic04 = "FVMDST04"
 	stateMagic03 = "FVMDST03"
+)
+
+// Bits of an order's flags in the state.
+const (
+	stateFlagIceberg  = 1 << 0
+	stateFlagRefilled = 1 << 1
 )
 
 // ErrBadState is wrapped by every error of Feed.Restore.
@@ -63,6 +77,7 @@ func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
 	bw.WriteString(stateMagic)
 	u64(nextSeq)
 	u64(uint64(t.timeNs))
+	u64(t.refills)
 	u32(uint32(len(t.insts)))
 	for i := range t.insts {
 		in := &t.insts[i]
@@ -104,9 +119,15 @@ func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
 					u64(uint64(o.leavesQty))
 					var flags byte
 					if o.iceberg {
-						flags = 1
+						flags |= stateFlagIceberg
+					}
+					if o.pub != o.id {
+						flags |= stateFlagRefilled
 					}
 					bw.WriteByte(flags)
+					if o.pub != o.id {
+						u64(uint64(o.pub))
+					}
 				}
 			}
 		}
@@ -133,16 +154,25 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 	u64 := func() uint64 { return binary.LittleEndian.Uint64(read(8)) }
 	u32 := func() uint32 { return binary.LittleEndian.Uint32(read(4)) }
 	magic := string(read(8))
-	withIndicative := magic == stateMagic
-	if magic != stateMagic && magic != stateMagic03 {
+	withIndicative := magic == stateMagic || magic == stateMagic04
+	withRefills := magic == stateMagic
+	if magic != stateMagic && magic != stateMagic04 && magic != stateMagic03 {
 		if magic[:6] == stateMagic[:6] {
-			return 0, fmt.Errorf("%w: feed state version %s, this build reads %s and %s only (remove the state to rebuild the feed from the journal)",
+			return 0, fmt.Errorf("%w: feed state version %s, this build reads %s to %s only (remove the state to rebuild the feed from the journal)",
 				ErrBadState, magic[6:], stateMagic03[6:], stateMagic[6:])
 		}
 		return 0, fmt.Errorf("%w: not a feed state (magic)", ErrBadState)
 	}
 	nextSeq := u64()
 	t.timeNs = int64(u64())
+	flagsMax := byte(stateFlagIceberg)
+	if withRefills {
+		t.refills = u64()
+		flagsMax |= stateFlagRefilled
+		if rerr == nil && t.refills > uint64(^RefillIDBase) {
+			return 0, fmt.Errorf("%w: %d refills", ErrBadState, t.refills)
+		}
+	}
 	n := int(u32())
 	if rerr == nil && (n < len(t.cfg.Instruments) || n > cap(t.insts)) {
 		return 0, fmt.Errorf("%w: %d instruments, the configuration has %d and allows %d", ErrBadState, n, len(t.cfg.Instruments), cap(t.insts))
@@ -195,15 +225,22 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 				if rerr != nil {
 					break
 				}
-				if flags > 1 {
+				if flags > flagsMax {
 					return 0, fmt.Errorf("%w: order %d flags %#x", ErrBadState, id, flags)
+				}
+				pub := id
+				if flags&stateFlagRefilled != 0 {
+					// One of the public ids handed out so far.
+					if pub = OrderID(u64()); rerr == nil && (pub <= RefillIDBase || uint64(pub-RefillIDBase) > t.refills) {
+						return 0, fmt.Errorf("%w: order %d public id %d, %d refills", ErrBadState, id, pub, t.refills)
+					}
 				}
 				// Priority order: each order at the worst level so far or a
 				// worse one, so that a loaded state writes back the same.
 				if len(s.levels) > 0 && s.better(px, s.levels[0].priceTicks) {
 					return 0, fmt.Errorf("%w: instrument %d: orders out of priority order", ErrBadState, in.def.ID)
 				}
-				if err := t.restoreOrder(int32(i), sideIdx(si), id, px, qty, flags == 1); err != nil {
+				if err := t.restoreOrder(int32(i), sideIdx(si), id, pub, px, qty, flags&stateFlagIceberg != 0); err != nil {
 					return 0, fmt.Errorf("%w: %v", ErrBadState, err)
 				}
 			}
@@ -220,8 +257,8 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 
 // restoreOrder rests an order at the back of its level without publishing
 // anything: the orders arrive in priority order.
-func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks, qty int64, iceberg bool) error {
-	if id == 0 || qty <= 0 {
+func (t *Tracker) restoreOrder(inst int32, side sideIdx, id, pub OrderID, priceTicks, qty int64, iceberg bool) error {
+	if id == 0 || id >= RefillIDBase || qty <= 0 {
 		return ErrInconsistent
 	}
 	if t.index.get(id) != noOrder {
@@ -233,7 +270,7 @@ func (t *Tracker) restoreOrder(inst int32, side sideIdx, id OrderID, priceTicks,
 	}
 	o := &t.orders[oi]
 	o.priceTicks, o.leavesQty, o.inst, o.side, o.canRest, o.state = priceTicks, qty, inst, side, true, orderResting
-	o.iceberg = iceberg
+	o.iceberg, o.pub = iceberg, pub
 	s := &t.insts[inst].sides[side]
 	li, found := s.search(priceTicks)
 	if !found {

@@ -2,7 +2,10 @@ package marketdata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/fixvenue/fixvenue/marketdata/packet"
@@ -137,7 +140,7 @@ func TestStateRefusesDamage(t *testing.T) {
 		"truncated":     good[:len(good)-5],
 		"trailing":      append(append([]byte(nil), good...), 0),
 		"magic":         append([]byte("XXXXXXXX"), good[8:]...),
-		"instrument id": func() []byte { c := append([]byte(nil), good...); c[28]++; return c }(),
+		"instrument id": func() []byte { c := append([]byte(nil), good...); c[36]++; return c }(),
 	}
 	for name, bad := range cases {
 		fresh, _, _ := newStateTracker(t)
@@ -203,5 +206,87 @@ func TestStateKeepsTheIndicative(t *testing.T) {
 	}
 	if got, _ := restored.State(1); got.Indicative != want.Indicative {
 		t.Fatalf("restored indicative %+v, want %+v", got.Indicative, want.Indicative)
+	}
+}
+
+// TestStateReadsVersion04: a state of the version before the refills'
+// public ids (a feed that showed a refill under the order's OrderID) loads
+// with every order under its OrderID, as receivers saw it, and the refill
+// count at 0, so the next refill takes RefillIDBase+1; it writes back in
+// the current version. A current state whose public ids are not among those
+// handed out, or an old one that claims one, is refused.
+func TestStateReadsVersion04(t *testing.T) {
+	s := newScenario(t)
+	s.record = true
+	s.iceberg(venue.SideSell, 1005, 10, 3)
+	s.order(venue.SideSell, 1006, 4, venue.TimeInForceDay)
+	var state bytes.Buffer
+	if err := s.tr.writeState(&state, 7); err != nil {
+		t.Fatal(err)
+	}
+	cur := state.Bytes()
+	// Version 04 is version 05 without the refill count (and, here, with
+	// no order refilled).
+	old := append([]byte(stateMagic04), cur[8:24]...)
+	old = append(old, cur[32:]...)
+	restored, b, out := newStateTracker(t)
+	next, err := restored.readState(bytes.NewReader(old))
+	if err != nil || next != 7 {
+		t.Fatalf("version 04: next %d, %v", next, err)
+	}
+	var again bytes.Buffer
+	if err := restored.writeState(&again, next); err != nil || !bytes.Equal(again.Bytes(), cur) {
+		t.Fatalf("a version 04 state writes back differently (%v)", err)
+	}
+	if err := b.Restart(next); err != nil {
+		t.Fatal(err)
+	}
+	// A buy of the iceberg's whole slice: the refill takes the first id.
+	cut := len(s.events)
+	s.order(venue.SideBuy, 1005, 3, venue.TimeInForceDay)
+	for _, ev := range s.events[cut:] {
+		if err := restored.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := restored.EndCommand(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Flush()
+	var added []string
+	for seq := next; seq < b.NextSeq(); seq++ {
+		if d := describe(out.bySeq[seq]); strings.HasPrefix(d, "added") {
+			added = append(added, d)
+		}
+	}
+	if want := fmt.Sprintf("added #%d Sell 3@1005", uint64(RefillIDBase)+1); len(added) != 1 || !strings.HasPrefix(added[0], want) {
+		t.Fatalf("after a version 04 state the refill is %v, want %s", added, want)
+	}
+
+	var refilled bytes.Buffer
+	if err := restored.writeState(&refilled, b.NextSeq()); err != nil {
+		t.Fatal(err)
+	}
+	good := refilled.Bytes()
+	// The refilled slice is the first ask of the first instrument: its
+	// flags follow the header (36 bytes), the instrument's own 64, the
+	// bids' count and the asks' and the slice's id, price and quantity.
+	flagsAt := 36 + 64 + 4 + 4 + 24
+	if good[flagsAt] != stateFlagIceberg|stateFlagRefilled {
+		t.Fatalf("flags %#x at %d: the test reads the wrong byte", good[flagsAt], flagsAt)
+	}
+	for name, bad := range map[string][]byte{
+		"public id not handed out": func() []byte { c := bytes.Clone(good); c[flagsAt+1]++; return c }(),
+		"public id below the refills'": func() []byte {
+			c := bytes.Clone(good)
+			binary.LittleEndian.PutUint64(c[flagsAt+1:], uint64(RefillIDBase))
+			return c
+		}(),
+		"public id in version 04": append(append([]byte(stateMagic04), good[8:24]...), good[32:]...),
+	} {
+		fresh, _, _ := newStateTracker(t)
+		if _, err := fresh.readState(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
+			t.Errorf("%s: err = %v, want ErrBadState", name, err)
+		}
 	}
 }

@@ -15,8 +15,18 @@ import (
 // InstrumentID is the venue's instrument id, as in the events and on the feed.
 type InstrumentID uint32
 
-// OrderID is the venue-assigned order id, as in the events and on the feed.
+// OrderID is the venue-assigned order id, as in the events and on the
+// feed, or, on the feed only, the public id of an iceberg's refilled slice
+// (RefillIDBase).
 type OrderID uint64
+
+// RefillIDBase is where the public ids of icebergs' refilled slices start:
+// the feed shows the n-th refill it has ever published as an order of id
+// RefillIDBase+n (package documentation, "Icebergs"). The venue's OrderIDs
+// are a counter from 1 that never gets near it, and the tracker refuses an
+// event that names an order at or above it, so a refill's id is one no
+// order has had, and says nothing of the order it refills.
+const RefillIDBase OrderID = 1 << 62
 
 // Bounds of the tracker. Each has a default that matches the venue's own
 // defaults; a Config may lower or raise them.
@@ -47,6 +57,7 @@ var (
 	ErrDuplicateOrder    = errors.New("marketdata: OrderAccepted for an order id already held")
 	ErrInconsistent      = errors.New("marketdata: event quantities disagree with the tracked book")
 	ErrPendingFull       = errors.New("marketdata: too many orders entered by one command")
+	ErrRefillIDs         = errors.New("marketdata: the public ids of refilled slices are used up")
 )
 
 // InstrumentDef is the reference data the feed publishes for an instrument.
@@ -140,7 +151,11 @@ const (
 
 // order is one pool slot.
 type order struct {
-	id         OrderID
+	id OrderID // the venue's, which events name it by
+	// pub is the id the feed shows it under: id, until an iceberg's slice
+	// is refilled, which the feed publishes as a new order of a new id
+	// (package documentation, "Icebergs").
+	pub        OrderID
 	priceTicks int64
 	leavesQty  int64
 	prev, next orderIdx // level list links; next also links the free list
@@ -190,6 +205,10 @@ type Tracker struct {
 	causeSeq  uint64
 	haveCause bool
 	timeNs    int64 // timestamp of the event being applied
+
+	// refills counts the refilled slices published since the feed's first
+	// event: the last public id handed out is RefillIDBase+refills.
+	refills uint64
 
 	out *packet.Builder
 
@@ -423,6 +442,14 @@ func (t *Tracker) applyRefilled(ev []byte) error {
 	}
 	oi := t.index.get(OrderID(m.OrderID()))
 	t.dropPending(oi)
+	// A new public id: the same one would tell every reader that the
+	// order is an iceberg, link its slices and count them.
+	if t.refills == uint64(^RefillIDBase) {
+		t.freeOrder(oi)
+		return ErrRefillIDs
+	}
+	t.refills++
+	t.orders[oi].pub = RefillIDBase + OrderID(t.refills)
 	return t.rest(&t.insts[t.orders[oi].inst], oi, true)
 }
 
@@ -439,7 +466,7 @@ func (t *Tracker) enterOrder(instrumentID uint32, vside venue.Side, orderID uint
 		return err
 	}
 	id := OrderID(orderID)
-	if id == 0 || leavesQty < 0 {
+	if id == 0 || id >= RefillIDBase || leavesQty < 0 {
 		return ErrInconsistent
 	}
 	if t.index.get(id) != noOrder {
@@ -622,7 +649,9 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 		return t.modifyInPlace(in, oi, newLeavesQty)
 	case in.sides[1-side].crossedBy(newPriceTicks):
 		// It will trade: hide it as if it were new. The order's Fill events
-		// follow, and EndCommand publishes whatever rests.
+		// follow, and EndCommand publishes whatever rests, under the id the
+		// feed knows it by.
+		pub := o.pub
 		if err := t.deleteResting(in, oi); err != nil {
 			return err
 		}
@@ -634,6 +663,7 @@ func (t *Tracker) applyReplaced(ev []byte) error {
 			return err
 		}
 		n := &t.orders[ni]
+		n.pub = pub
 		n.priceTicks, n.leavesQty, n.inst, n.side, n.canRest = newPriceTicks, newLeavesQty, ii, side, true
 		n.iceberg = m.MaxFloorQty() != 0
 		t.addPending(ni)
@@ -889,7 +919,7 @@ func (t *Tracker) allocOrder(id OrderID) (orderIdx, error) {
 	}
 	o := &t.orders[oi]
 	t.freeHead = o.next
-	*o = order{id: id, prev: noOrder, next: noOrder, state: orderPending}
+	*o = order{id: id, pub: id, prev: noOrder, next: noOrder, state: orderPending}
 	t.index.put(id, oi)
 	return oi, nil
 }

@@ -74,6 +74,9 @@ func TestTrackerBoundsAndContractErrors(t *testing.T) {
 			}
 			return evs
 		}(), ErrOrdersFull},
+		// The ids from RefillIDBase up are the feed's own, for refilled
+		// slices: an order of the venue there would share one.
+		{"order id among the refills' public ids", 8, 8, [][]byte{acceptedEvent(1, uint64(RefillIDBase)+1, venue.SideBuy, 1000, 1)}, ErrInconsistent},
 		{"duplicate order id", 8, 8, [][]byte{acceptedEvent(1, 1, venue.SideBuy, 1000, 1), acceptedEvent(2, 1, venue.SideBuy, 1000, 1)}, ErrDuplicateOrder},
 		{"unknown order", 8, 8, [][]byte{cancelledEvent(1, 42, venue.SideBuy, 1)}, ErrUnknownOrder},
 		{"cancel of the wrong quantity", 8, 8, [][]byte{acceptedEvent(1, 1, venue.SideBuy, 1000, 5), cancelledEvent(2, 1, venue.SideBuy, 4)}, ErrInconsistent},

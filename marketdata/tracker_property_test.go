@@ -92,8 +92,10 @@ func compareClient(t testing.TB, c *feedclient.Client, tr *Tracker, step int) {
 // the matcher touches the books; the tracker rebuilds them from events):
 // long random command streams go through the real matcher; after every command the
 // tracker, fed only the events, holds exactly the matcher's books (levels,
-// orders in priority order, statuses), and a feed client fed only the
-// tracker's packets holds the same levels.
+// orders in priority order, statuses), a feed client fed only the
+// tracker's packets holds the same levels, and a market-by-order reader of
+// the packets the same orders under the ids the feed shows (mboBook: an
+// iceberg's refilled slice under an id never seen before).
 func TestTrackerEqualsMatcher(t *testing.T) {
 	commands := 12000
 	if testing.Short() || raceEnabled {
@@ -125,6 +127,7 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		mbo := newMBOBook()
 		var trades, resting, triggered, cascades, refills, uncrosses, interruptions int
 		batchLeft := 0
 		for step := 0; step < commands; step++ {
@@ -178,8 +181,10 @@ func TestTrackerEqualsMatcher(t *testing.T) {
 			}
 			compareWithMatcher(t, sim.m, tr, step)
 			for _, p := range capture.packets {
+				mbo.packet(t, p)
 				client.HandlePacket(p)
 			}
+			mbo.compare(t, tr, step)
 			capture.packets = capture.packets[:0]
 			compareClient(t, client, tr, step)
 			resting = max(resting, tr.Stats().OrdersHeld)

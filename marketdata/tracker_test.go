@@ -26,6 +26,9 @@ type scenario struct {
 	capture *packetCapture
 	seq     uint64
 	cmd     [256]byte
+	// events keeps a copy of every event applied, when record is set.
+	record bool
+	events [][]byte
 }
 
 func newScenario(t *testing.T) *scenario {
@@ -49,6 +52,11 @@ func (s *scenario) apply(cmd []byte) string {
 	s.sink.Reset()
 	if err := s.m.Apply(cmd, s.sink); err != nil {
 		s.t.Fatal(err)
+	}
+	if s.record {
+		for _, ev := range s.sink.All() {
+			s.events = append(s.events, bytes.Clone(ev))
+		}
 	}
 	if s.feed != nil {
 		var batch [][]byte

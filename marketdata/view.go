@@ -13,7 +13,10 @@ type Level struct {
 
 // BookOrder is one resting order as the feed shows it.
 type BookOrder struct {
-	OrderID    OrderID
+	OrderID OrderID // the venue's
+	// PublicID is the id the feed shows it under: OrderID, or a refilled
+	// slice's own (RefillIDBase).
+	PublicID   OrderID
 	PriceTicks int64
 	Qty        int64 // leaves
 }
@@ -84,7 +87,7 @@ func (t *Tracker) AppendOrders(dst []BookOrder, id InstrumentID, side mdsbe.Side
 	for i := len(s.levels) - 1; i >= 0; i-- {
 		for oi := s.levels[i].head; oi != noOrder; oi = t.orders[oi].next {
 			o := &t.orders[oi]
-			dst = append(dst, BookOrder{OrderID: o.id, PriceTicks: o.priceTicks, Qty: o.leavesQty})
+			dst = append(dst, BookOrder{OrderID: o.id, PublicID: o.pub, PriceTicks: o.priceTicks, Qty: o.leavesQty})
 		}
 	}
 	return dst, nil

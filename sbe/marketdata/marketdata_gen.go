@@ -1431,6 +1431,8 @@ func (m OrderAdded) SetReserved2(v uint16) {
 }
 
 // OrderID reads field "orderId" (id 5) at offset 8 (uint64).
+//
+// the venue's OrderID, or for an iceberg's refilled slice an id of its own, 2^62 and up, that no order had; the order's later messages use it.
 func (m OrderAdded) OrderID() uint64 {
 	b := m.buf
 	return binary.LittleEndian.Uint64(b[16:24])
