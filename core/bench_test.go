@@ -56,18 +56,8 @@ func BenchmarkPlaceCancelRecorded(b *testing.B) {
 	}{{"recorded=false", CancelMatchesOrder}, {"recorded=true", CancelMatchesOrder | CancelRemembersClOrdID}} {
 		b.Run(c.name, func(b *testing.B) {
 			w := newWorkload(b, 10)
-			place := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
-				instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-			cancel := newStampedCancelOwnID(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument}, c.checks)
 			resting := w.m.RestingOrders()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				id := w.id(b)
-				_ = w.m.Apply(place.stamp(id), w.sink)
-				_ = w.m.Apply(cancel.stamp(id), w.sink)
-			}
-			b.StopTimer()
+			w.timePlaceCancelWith(b, newStampedCancelOwnID(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument}, c.checks))
 			if w.m.RestingOrders() != resting {
 				b.Fatalf("the book drifted: %d orders, %d before", w.m.RestingOrders(), resting)
 			}

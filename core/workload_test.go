@@ -184,9 +184,13 @@ func (w *workload) apply(tb testing.TB, cmd []byte) {
 // the book and its cancel by ClOrdID, and stops the timer for the
 // benchmark's checks.
 func (w *workload) timePlaceCancel(b *testing.B) {
+	w.timePlaceCancelWith(b, newStampedCancel(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument}))
+}
+
+// timePlaceCancelWith is timePlaceCancel with the cancel given.
+func (w *workload) timePlaceCancelWith(b *testing.B, cancel *stampedCmd) {
 	place := newStampedOrder(orderArgs{session: 1, side: venue.SideBuy, ordType: venue.OrdTypeLimit,
 		instrument: workloadInstrument, px: workloadRefTicks - 1, qty: workloadOrderQty})
-	cancel := newStampedCancel(orderRefArgs{session: 1, side: venue.SideBuy, instrument: workloadInstrument})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
