@@ -554,9 +554,11 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 	if rej == nil && resend {
 		rej = g.resentFromEarlierDay(s, m, o.clOrdID, "an order")
 	}
+	counts := false // against the session's open-order bound (openbound.go)
 	if rej == nil {
+		counts = g.countsAgainstBound(&o)
 		var ask bool
-		if rej, ask = g.openBoundRefused(s, o.tif, resend); ask { // openbound.go
+		if rej, ask = g.openBoundRefused(s, counts, resend); ask {
 			g.askAtBound(s, m, &o, rej, now)
 			return
 		}
@@ -596,7 +598,7 @@ func (g *Gateway) onNewOrderSingle(s *session, m *quickfix.Message, now int64, l
 		iceberg: !core.IsStop(o.ordType) && o.maxFloor != 0, maxFloorQty: o.maxFloor}); e.noted() {
 		g.rejectEchoes.note(g.cfg.SeqBase+uint64(seq), e) // for its reject (postonly.go)
 	}
-	g.noteBoundOrder(s, g.cfg.SeqBase+uint64(seq), o.tif)
+	g.noteBoundOrder(s, g.cfg.SeqBase+uint64(seq), counts)
 	g.publish(s, seq)
 	g.metrics.orders.Inc()
 }

@@ -27,8 +27,9 @@ import (
 // so an order between the two is counted twice for an instant, never none.
 //
 // An order counts when it may rest or wait (a limit order, a stop, an
-// iceberg, a market order, which waits in a call): IOC and FOK orders
-// never hold a slot past their command and pass at the bound.
+// iceberg, a market order, which waits in a call): IOC and FOK orders,
+// and market orders while their instrument trades continuously, never hold
+// a slot past their command and pass at the bound (countsAgainstBound).
 //
 // A possible resend (97=Y or 43=Y) whose ClOrdID the matcher knows adds no
 // order: below the bound the matcher answers it with the order's status,
@@ -49,10 +50,17 @@ import (
 // status request's: an unknown ClOrdID's is the unknown-order report
 // (39=8, 103=5), which refuses the order as well, its Text naming no bound.
 
-// countsAgainstBound reports whether an order of this time in force may
-// hold a slot of the pool past its command.
-func countsAgainstBound(tif venue.TimeInForce) bool {
-	return tif != venue.TimeInForceIOC && tif != venue.TimeInForceFOK
+// countsAgainstBound reports whether order o may hold a slot of the pool
+// past its command: not an IOC or FOK, nor a market order while its
+// instrument trades continuously (it trades or is cancelled at once). A
+// market order sent just before a call begins waits in it uncounted until
+// its accept reaches the open-order view, which counts it from then on: the
+// bound may be passed by the market orders in flight at a phase change.
+func (g *Gateway) countsAgainstBound(o *orderFields) bool {
+	if o.tif == venue.TimeInForceIOC || o.tif == venue.TimeInForceFOK {
+		return false
+	}
+	return o.ordType != venue.OrdTypeMarket || g.instrumentStatus(o.inst.ID) != venue.TradingStatusOpen
 }
 
 // boundResendsMax bounds a session's possible resends asked of the matcher
@@ -70,9 +78,9 @@ type boundResend struct {
 // does not allow (nil: allowed, or not counted). ask reports a possible
 // resend (resend) the matcher is to be asked about (askAtBound) before the
 // reject is given.
-func (g *Gateway) openBoundRefused(s *session, tif venue.TimeInForce, resend bool) (rej *rejection, ask bool) {
+func (g *Gateway) openBoundRefused(s *session, counts, resend bool) (rej *rejection, ask bool) {
 	bound := s.cfg.OpenOrdersMax
-	if bound <= 0 || !countsAgainstBound(tif) {
+	if bound <= 0 || !counts {
 		return nil, false
 	}
 	inFlight := s.ordersInFlight.Load() // first: see the comment at the top of this file
@@ -171,8 +179,8 @@ func OpenOrdersBoundText(open int64, bound int) string {
 
 // noteBoundOrder counts order seq of session s in flight, before it is
 // published.
-func (g *Gateway) noteBoundOrder(s *session, seq uint64, tif venue.TimeInForce) {
-	if s.cfg.OpenOrdersMax <= 0 || !countsAgainstBound(tif) {
+func (g *Gateway) noteBoundOrder(s *session, seq uint64, counts bool) {
+	if s.cfg.OpenOrdersMax <= 0 || !counts {
 		return
 	}
 	s.ordersInFlight.Add(1)

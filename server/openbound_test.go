@@ -18,8 +18,9 @@ import (
 // TestSessionOpenOrderBound: one session cannot fill the venue's order
 // pool. With the defaults each session may hold a quarter of
 // engine.orders_max open (here 2 of 8): its next order that could rest is
-// refused (103=3, the Text naming the bound and the count), an IOC and a
-// possible resend of a live order still pass, another session's orders rest, and a cancel makes room again. A
+// refused (103=3, the Text naming the bound and the count), an IOC, a
+// market order in continuous trading and a possible resend of a live order
+// still pass, another session's orders rest, and a cancel makes room again. A
 // session whose open_orders_max is 0 has no bound of its own: it fills what
 // is left of the pool, and the next order is refused as the venue's
 // capacity, which its Text says.
@@ -51,6 +52,10 @@ func TestSessionOpenOrderBound(t *testing.T) {
 	// An IOC never rests: at the bound it is taken (and its remainder cancelled).
 	sendOrder(t, c1, order{id: "ioc", side: "1", qty: "1", px: "93.00", tif: "3"})
 	expectER(t, c1, map[int]string{11: "ioc", 150: "4"})
+	// Nor does a DAY market order while the instrument trades continuously:
+	// with nothing to trade against, it is cancelled, not refused.
+	sendOrder(t, c1, order{id: "mkt", side: "1", qty: "1", typ: "1"})
+	expectER(t, c1, map[int]string{11: "mkt", 150: "4"})
 	// A possible resend of a live order is answered with its status, never
 	// a reject that would say it is dead; one of an order unknown is a new
 	// order, refused at the bound.
