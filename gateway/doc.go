@@ -168,11 +168,13 @@
 // no command carries them: decided in the gateway, nothing of it is
 // journaled, and the replay and every replica apply what they applied
 // before. The gateway learns the end of day's time from its OperatorResult
-// (outbound), and at start from the replay, the last end of day's report
-// (a start from the end of day's snapshot replays none) or, on a cluster's
-// new leader, its follower (Gateway.SetDayStart). A message inbound
-// takes in the instant between the end of day's command and its result
-// reaching outbound is judged by the day before.
+// (outbound), from the control plane as the end of day's command is
+// written into the ring, before it is published (ops.Config.EndOfDayStamped:
+// a message taken after that is sequenced after the end of day), and at
+// start from the replay, the last end of day's report (a start from the
+// end of day's snapshot replays none) or, on a cluster's new leader, its
+// follower (Gateway.SetDayStart). A message inbound checked in the instant
+// before that and published after it is judged by the day before.
 //
 // # GTD expiry
 //

@@ -117,6 +117,13 @@ type Config struct {
 	// so (a stop between the command's durability and the record, or a
 	// call that timed out): the schedule runs none of its transitions.
 	EndOfDayNs int64
+	// EndOfDayStamped, when set, is told an end of day's command time as
+	// its command is written into the ring, before it is published: the
+	// FIX gateway judges possible resends by it from then on
+	// (gateway.Gateway.SetDayStart), not once the result comes back, so
+	// that one taken meanwhile, sequenced after the end of day, is not
+	// judged by the day before and booked again.
+	EndOfDayStamped func(ns int64)
 	// Phases, on a cluster's new leader, is each group's phase as last set
 	// (by the schedule or /v1/phase), by group name, as its follower saw
 	// the commands: where a resume takes a halted instrument, as PhasesFile
@@ -742,7 +749,7 @@ func (o *Ops) Do(a Action) (Result, error) {
 func (o *Ops) doLate(a Action) (r Result, late <-chan Result, err error) { return o.do(a, true) }
 
 func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
-	r, late, err := o.submitKeeping(a.encode(o.stampNs), keep)
+	r, late, err := o.submitKeeping(a.encode(o.stampFor(a)), keep)
 	if err != nil {
 		return r, late, err
 	}
@@ -760,12 +767,25 @@ func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
 // the rest of its group's so: handlePhase). With expect, result gives its
 // result once the matcher has applied it.
 func (o *Ops) publish(a Action, expect bool) (seq uint64, result <-chan Result, err error) {
-	seq, result, err = o.publishCommand(a.encode(o.stampNs), expect)
+	seq, result, err = o.publishCommand(a.encode(o.stampFor(a)), expect)
 	if err == nil {
 		o.log.Info("operator command published, not awaited", "seq", seq, "action", a.Kind.String(), "operator", a.Operator,
 			"reason", a.Reason, "instrument", a.Instrument)
 	}
 	return seq, result, err
+}
+
+// stampFor is the stamp of a's command: stampNs, and for an end of day
+// also told to Config.EndOfDayStamped.
+func (o *Ops) stampFor(a Action) func() int64 {
+	if a.Kind != venue.OperatorActionTypeEndOfDay || o.cfg.EndOfDayStamped == nil {
+		return o.stampNs
+	}
+	return func() int64 {
+		ns := o.stampNs()
+		o.cfg.EndOfDayStamped(ns)
+		return ns
+	}
 }
 
 // encode is the encoder of a's OperatorCommand for submit, stamped with

@@ -26,7 +26,8 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 		DataDir: s.cfg.Venue.DataDir, Pipeline: s.pipe, Matcher: s.matcher, Resting: resting, Sync: s.opts.JournalSync,
 		KeepJournal: s.cfg.Cluster.Enabled(),
 		Replica:     s.cfg.Cluster.Enabled(),
-		Logger:      s.log, Registry: s.registry, Now: s.opts.Now, EndOfDayNs: s.replayedEndOfDayNs}
+		Logger:      s.log, Registry: s.registry, Now: s.opts.Now, EndOfDayNs: s.replayedEndOfDayNs,
+		EndOfDayStamped: s.endOfDayStamped}
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
 		oc.Standby = r.Resting
 	}
@@ -146,3 +147,11 @@ func (s *Server) AdminAddr() string {
 
 // Ops exposes the control plane (tests).
 func (s *Server) Ops() *ops.Ops { return s.ops }
+
+// endOfDayStamped moves the FIX gateway's trading day on as an end of
+// day's command is written into the ring (ops.Config.EndOfDayStamped).
+func (s *Server) endOfDayStamped(ns int64) {
+	if s.gw != nil {
+		s.gw.SetDayStart(ns)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/ops"
 )
 
 // sendMarked sends a message of type msgType from c at its next sequence
@@ -133,4 +135,45 @@ func TestPossResendFromBeforeTheEndOfDayAfterARestart(t *testing.T) {
 	if !strings.Contains(m.Get(58), "possible resend") {
 		t.Errorf("Text %q, want one saying it is a possible resend from before the end of day", m.Get(58))
 	}
+}
+
+// A possible resend taken just after the end of day's command was written
+// is judged by the day the end of day begins: it is sequenced after the end
+// of day, which forgets the ClOrdIDs it could have named. The gateway
+// learnt of the end of day from its result, once the matcher had applied
+// it: one taken before that was judged by the day before and booked as a
+// new order (about half the runs of this test, the journal's sync held
+// meanwhile so that the booking shows as an answer that never comes).
+func TestPossResendWhileTheEndOfDayIsJournaled(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	s, hold := startHeld(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	yesterday := time.Now()
+	sendMarked(t, s, c, "D", yesterday, nil, buyBody("day1", "0", yesterday)...)
+	expectER(t, c, map[int]string{11: "day1", 150: "0"})
+	time.Sleep(5 * time.Millisecond) // the end of day's time after the original's (millisecond SendingTimes)
+
+	hold.on.Store(true)
+	eod := make(chan int, 1)
+	go func() {
+		var res ops.ActionResponse
+		eod <- adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res)
+	}()
+	hold.waitHeld(t, "the end of day", &lockedbuf.Buffer{})
+	// An order sent before the end of day and never answered, sent again.
+	sendMarked(t, s, c, "D", time.Now(), []fixclient.Field{fixclient.F(97, "Y"), fixclient.F(122, fixclient.Timestamp(yesterday))},
+		buyBody("lost1", "0", yesterday)...)
+	m, err := c.Expect(readWait, "8", map[int]string{11: "lost1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Get(150) != "8" || m.Get(103) != "99" || !strings.Contains(m.Get(58), "possible resend") {
+		t.Fatalf("a possible resend from before an end of day being journaled: %s; want it refused (150=8, 103=99)", m)
+	}
+	hold.release()
+	if code := <-eod; code != 200 && code != 504 {
+		t.Fatalf("eod: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "day1", 150: "C"}) // the end of day applied
 }
