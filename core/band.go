@@ -31,7 +31,8 @@ func MaxQtyAt(highTicks int64) int64 {
 // at a price, a fill-or-kill's available quantity and the open quantities
 // of the risk figures add the leaves of at most OrdersMax+1 orders; the
 // day's traded volume (the feed's and the console's) is at most what the
-// day's orders and replaces brought (ClOrdIDsMax of them) and the orders
+// day's orders and replaces brought (at most ClOrdIDsMax of them: the
+// cancels that record their ClOrdIDs take some of the bound) and the orders
 // carried from earlier days (OrdersMax) bought. A larger MaxQty let a few
 // orders at one price wrap a level's total negative: the book published a
 // negative depth and a fill-or-kill found no quantity where there was.

@@ -72,10 +72,12 @@ type Config struct {
 	// that could rest is rejected with CapacityExceeded when it is reached.
 	OrdersMax int
 	// ClOrdIDsMax bounds the ClOrdIDs remembered between two EndOfDay commands:
-	// one per accepted order and one per accepted replace. They are kept so
-	// that duplicates are refused and PossResend and status requests are
-	// answered for finished orders. At the bound, new orders and replaces are
-	// rejected with CapacityExceeded. It must be at least OrdersMax.
+	// one per accepted order, one per accepted replace and one per done
+	// cancel with CancelRemembersClOrdID (a place and cancel takes two). They
+	// are kept so that duplicates are refused and PossResend and status
+	// requests are answered for finished orders. At the bound, new orders and
+	// replaces are rejected with CapacityExceeded, and a cancel is done
+	// without recording its ClOrdID. It must be at least OrdersMax.
 	ClOrdIDsMax int
 	// StopsMax bounds the untriggered stop and stop-limit orders of all
 	// instruments together; 0 means OrdersMax. A waiting stop also holds

@@ -107,7 +107,10 @@
 // session, or by OrderID (which must belong to the session); when both are
 // given they must agree (OrderIdMismatch). Only the order's current ClOrdID
 // addresses it: a replaced ClOrdID gets UnknownOrder, a finished order
-// TooLateToCancel, with the order's status in the CancelRejected. Cancels
+// TooLateToCancel, with the order's status in the CancelRejected (a cancel
+// with CancelRemembersClOrdID that names a ClOrdID a replace or a cancel
+// left, of an order that has ended, gets TooLateToCancel too: no request
+// can change that order any more). Cancels
 // work while halted or closed; replaces do not. A replace keeps the OrderID
 // and the side, instrument, type, time in force and post-only (changing one,
 // or asking post-only, ReplacePostOnly, of an order entered without it, is

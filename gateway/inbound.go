@@ -683,8 +683,10 @@ func (g *Gateway) onCancel(s *session, m *quickfix.Message, now int64, look bool
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(c.side)
-	// Symbol and Side must be the order's; the cancel's ClOrdID becomes the
-	// order's current one (core/doc.go, "Rules").
+	// Symbol and Side must be the order's; the cancel's ClOrdID is recorded
+	// for the day, naming the cancelled order (core/doc.go, "Rules"), so that
+	// a status request by it answers the order and an order reusing it is a
+	// duplicate.
 	cmd.SetChecks(core.CancelMatchesOrder | core.CancelRemembersClOrdID)
 	cmd.SetInstrumentID(c.inst.ID)
 	cmd.SetOrderID(c.orderID)
