@@ -285,10 +285,12 @@
 // A session's open orders are bounded (openbound.go,
 // SessionConfig.OpenOrdersMax): the matcher's order pool is every
 // session's, and one session resting orders without end would leave the
-// others none. Past its bound an order that could rest or wait (any but IOC
-// and FOK) is refused before any command (OrdRejReason 3,
-// OpenOrdersBoundText naming the bound and the count), as a throttle is:
-// nothing of it is journaled. A possible resend adds no order when the
+// others none. Past its bound an order that could rest or wait (any but an
+// IOC or FOK order, or a market order while its instrument trades
+// continuously, which trades or is cancelled at once: countsAgainstBound)
+// is refused before any command (OrdRejReason 3, OpenOrdersBoundText
+// naming the bound and the count), as a throttle is: nothing of it is
+// journaled. A possible resend adds no order when the
 // matcher knows its ClOrdID, and only the matcher knows every ClOrdID of
 // the day: at the bound one is published as an OrderStatusRequest by its
 // ClOrdID instead of an order (askAtBound), so that an order the session
@@ -312,7 +314,9 @@
 // OpenView a cluster follower kept from events, Config.OpenView, has the
 // same bound); statusReqsMax pending
 // OrdStatusReqIDs per session (a status request past it is refused, as one
-// is when the command ring is busy); ClOrdID and Account lengths of the schema
-// (36 and 16 characters), refused beyond. Prometheus metrics are named
+// is when the command ring is busy); boundResendsMax possible resends per
+// session asked of the matcher at its open-order bound and not answered
+// yet (one more gets the bound's reject at once, unasked); ClOrdID and
+// Account lengths of the schema (36 and 16 characters), refused beyond. Prometheus metrics are named
 // fixvenue_*; nothing here logs message contents, so passwords never reach a log.
 package gateway

@@ -16,8 +16,10 @@ import (
 // the pool for the others.
 //
 // The gateway decides it before any command, as a throttle is: nothing of
-// it is journaled, so a replay and every replica apply what they applied
-// before, and the bound can change between starts. It counts the session's
+// the decision is journaled (a possible resend at the bound is asked of the
+// matcher by a status request, which changes no state: below), so a replay
+// and every replica apply what they applied before, and the bound can
+// change between starts. It counts the session's
 // orders in the open-order view (openOrders.open, taken as each answer is
 // handed over) and those inbound published whose accept or reject the view
 // has not taken yet (session.ordersInFlight): an order in flight is counted
