@@ -207,9 +207,9 @@ type Gateway struct {
 	openHeld []openChange
 	// statusHeld are trading status changes waiting for handOver.
 	statusHeld []statusChange
-	// dayStartNs is the command time of the last end of day applied (0:
-	// none known): a possible resend sent before it is refused
-	// (possresend.go).
+	// dayStartNs is the command time of the last end of day written into
+	// the ring or applied (0: none known): a possible resend sent before it
+	// is refused (possresend.go, SetDayStart).
 	dayStartNs atomic.Int64
 
 	// instruments is the listed instruments (instruments.go).

@@ -17,10 +17,14 @@ import (
 // of it is journaled and a replay, and every replica, applies what it
 // applied before; it is the one that reads the message's sending times.
 
-// SetDayStart makes ns, the command time of an end of day done (the last
-// one, as the start's replay or the last end of day's record has it), the
-// start of the current trading day, unless the gateway knows a later one.
-// Outbound moves it on at every end of day applied after.
+// SetDayStart makes ns, the command time of an end of day (the last one
+// done, as the start's replay or the last end of day's record has it, or
+// one the control plane is writing into the ring), the start of the
+// current trading day, unless the gateway knows a later one. The control
+// plane moves it on as it writes an end of day's command, before it is
+// published (ops.Config.EndOfDayStamped), so that a possible resend taken
+// after that, sequenced after the end of day, is judged by the new day;
+// outbound moves it on too at every end of day applied.
 func (g *Gateway) SetDayStart(ns int64) {
 	for {
 		old := g.dayStartNs.Load()
