@@ -117,13 +117,16 @@ type SessionInfo struct {
 type StatusInfo struct {
 	// Ready is what /readyz says: started (journal replayed, FIX listening,
 	// schedule caught up) and not halted.
-	Ready            bool            `json:"ready"`
-	DurableSeq       int64           `json:"durable_seq"`
-	EventsSinceStart int64           `json:"events_since_start"`
-	EventsHash       string          `json:"events_hash"`
-	ScheduleEnabled  bool            `json:"schedule_enabled"`
-	NextTransition   string          `json:"next_transition,omitempty"`
-	LastEndOfDay     *EndOfDayReport `json:"last_end_of_day,omitempty"`
+	Ready            bool   `json:"ready"`
+	DurableSeq       int64  `json:"durable_seq"`
+	EventsSinceStart int64  `json:"events_since_start"`
+	EventsHash       string `json:"events_hash"`
+	ScheduleEnabled  bool   `json:"schedule_enabled"`
+	// NextTransition is the first transition the schedule will run after
+	// the last one recorded (Ops.schedulePosition), a transition due and
+	// not yet run included.
+	NextTransition string          `json:"next_transition,omitempty"`
+	LastEndOfDay   *EndOfDayReport `json:"last_end_of_day,omitempty"`
 	// Halted is the fail-stop's cause (a journal or matcher failure): the
 	// venue refuses every order until it is restarted. Empty while trading.
 	Halted string `json:"halted,omitempty"`

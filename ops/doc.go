@@ -156,7 +156,13 @@
 // catch-up does (catchUp, the one path: bounded, stamped with their times,
 // logged as late, begun once the operators' changes in flight are answered;
 // CatchingUp meanwhile, so the server's gateway refuses orders and the
-// admin API changes).
+// admin API changes). GET /v1/status and
+// fixvenue_schedule_next_transition_timestamp_seconds name the next
+// transition from where the schedule stands, the last transition recorded
+// (schedulePosition, nextToRun), not from the clock: one due and not yet
+// run is next until it has run and its record is written, so that a
+// status read after a clock stepped ahead does not name a later one (the
+// next day's pre-open before the close and end of day had run).
 //
 // GET /v1/instruments reports the day's last trade, volume, trades and
 // previous close from the DaySource (SetDaySource: the console's tape, kept
