@@ -178,7 +178,9 @@
 // empties the slice and quantity is left, a new slice is cut from the
 // reserve and the order goes to the back of its price level (OrderRefilled,
 // after the Fill): the aggressor goes on to the orders behind it, and may
-// come back to the new slice. Events carry the display (displayQty in
+// come back to the new slice (the market-data feed shows it as a new order
+// under a public id of its own, never the OrderID, which would link the
+// slices: marketdata doc, "Icebergs"). Events carry the display (displayQty in
 // OrderAccepted, Fill and OrderReplaced) beside the full quantities, and
 // OrderAccepted has flag Iceberg. A FOK counts the reserves it would reach
 // through refills: all of them, unless a same-account order stops it

@@ -127,7 +127,10 @@ type Trade struct {
 	AggressorSide mdsbe.Side
 	// Auction: a trade of an auction's uncross, which has no aggressor
 	// (AggressorSide is Buy then only by the feed's convention).
-	Auction        bool
+	Auction bool
+	// BuyOrderID and SellOrderID are the ids the feed shows the orders
+	// under: the OrderID, or for an iceberg's refilled slice a public id of
+	// its own, from 2^62 (package marketdata, "Icebergs").
 	BuyOrderID     uint64
 	SellOrderID    uint64
 	TransactTimeNs int64
