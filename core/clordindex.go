@@ -12,7 +12,9 @@ type recIdx int32
 const noRec recIdx = -1
 
 // clOrdRecord remembers one ClOrdID of the trading day: the ClOrdID of every
-// accepted order and the new ClOrdID of every accepted replace. While the
+// accepted order, the new ClOrdID of every accepted replace and the ClOrdID
+// of every done cancel that records it (CancelRemembersClOrdID: addEnded,
+// a record of status Replaced naming the ended order). While the
 // ClOrdID is the current one of a live order, slot points at the order and
 // the other fields are not read (the order is the truth). When a replace gives
 // the order a new ClOrdID the record becomes ordStatus Replaced; when the order
