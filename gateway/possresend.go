@@ -47,10 +47,14 @@ func (g *Gateway) onEndOfDay(e *venue.OperatorResult) {
 // session s whose original was sent before the current trading day began:
 // its OrigSendingTime (122), or its SendingTime (52) without one, before the
 // last end of day's command time. One whose ClOrdID is the current one of
-// a live order of the session, in the open-order view, passes: an order
-// that rests across the end of day keeps its ClOrdID, and the matcher
-// answers it with the order's status, as on the day it was sent. what is
-// "an order" or "a replace", for the Text.
+// a live order of the session, in the open-order view, that an end of day
+// leaves resting (GTC, GTD) passes: it keeps its ClOrdID, and the matcher
+// answers it with the order's status, as on the day it was sent. A DAY
+// order, or one at the opening or the close, shown live is one the end of
+// day expires and whose expiry the view has not taken yet (it is
+// durable later): the matcher has forgotten its ClOrdID, and would book
+// the resend as a second order. what is "an order" or "a replace", for the
+// Text.
 func (g *Gateway) resentFromEarlierDay(s *session, m *quickfix.Message, clOrdID []byte, what string) *rejection {
 	dayStart := g.dayStartNs.Load()
 	if dayStart == 0 {
@@ -60,21 +64,13 @@ func (g *Gateway) resentFromEarlierDay(s *session, m *quickfix.Message, clOrdID 
 	if !ok || sent.UnixNano() >= dayStart {
 		return nil
 	}
-	if g.liveClOrdID(s, clOrdID) {
+	if o, live := g.open.find(s.idx, 0, clOrdID); live && o.tif != venue.TimeInForceDay &&
+		o.tif != venue.TimeInForceAtTheOpening && o.tif != venue.TimeInForceAtTheClose {
 		return nil
 	}
 	return &rejection{ordRejOther, "possible resend of " + what + " sent before the end of day (" +
 		time.Unix(0, dayStart).UTC().Format(sendingTimeLayout) + "): ClOrdID " + string(clOrdID) +
 		" is unknown today; send it again as a new message if it is still wanted"}
-}
-
-// liveClOrdID reports whether clOrdID is the current ClOrdID of a live
-// order of session s in the open-order view: a possible resend of it is
-// the matcher's to answer with the order's status, never the gateway's to
-// refuse (a reject would tell the client a working order is dead).
-func (g *Gateway) liveClOrdID(s *session, clOrdID []byte) bool {
-	_, live := g.open.find(s.idx, 0, clOrdID)
-	return live
 }
 
 // sendingTimeLayout is how a Text gives the end of day's time: as FIX

@@ -177,3 +177,51 @@ func TestPossResendWhileTheEndOfDayIsJournaled(t *testing.T) {
 	}
 	expectER(t, c, map[int]string{11: "day1", 150: "C"}) // the end of day applied
 }
+
+// A possible resend of a DAY order the end of day expires, taken before
+// that expiry reaches the open-order view (here the journal's sync is held,
+// so it never does meanwhile), is refused: the order still looked live,
+// the resend passed as a live order's, and the matcher, which had
+// forgotten the expired order's ClOrdID, booked a second order. A GTC
+// order the end of day leaves resting is still answered with its status.
+func TestPossResendOfADayOrderTheEndOfDayExpires(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	s, hold := startHeld(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	yesterday := time.Now()
+	sendMarked(t, s, c, "D", yesterday, nil, buyBody("day1", "0", yesterday)...)
+	expectER(t, c, map[int]string{11: "day1", 150: "0"})
+	sendMarked(t, s, c, "D", yesterday, nil, buyBody("gtc1", "1", yesterday)...)
+	expectER(t, c, map[int]string{11: "gtc1", 150: "0"})
+	time.Sleep(5 * time.Millisecond) // the end of day's time after the originals' (millisecond SendingTimes)
+
+	hold.on.Store(true)
+	eod := make(chan int, 1)
+	go func() {
+		var res ops.ActionResponse
+		eod <- adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res)
+	}()
+	hold.waitHeld(t, "the end of day", &lockedbuf.Buffer{})
+	resend := func(clOrdID, tif string) *fixclient.Message {
+		t.Helper()
+		sendMarked(t, s, c, "D", time.Now(), []fixclient.Field{fixclient.F(97, "Y"), fixclient.F(122, fixclient.Timestamp(yesterday))},
+			buyBody(clOrdID, tif, yesterday)...)
+		m, err := c.Expect(readWait, "8", map[int]string{11: clOrdID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := resend("day1", "0"); m.Get(150) != "8" || m.Get(103) != "99" || !strings.Contains(m.Get(58), "possible resend") {
+		t.Fatalf("a possible resend of a DAY order the end of day expires: %s; want it refused (150=8, 103=99)", m)
+	}
+	hold.release()
+	if code := <-eod; code != 200 && code != 504 {
+		t.Fatalf("eod: %d", code)
+	}
+	expectER(t, c, map[int]string{11: "day1", 150: "C"}) // expired, once
+	if m := resend("gtc1", "1"); m.Get(150) != "I" || m.Get(39) != "0" {
+		t.Fatalf("a possible resend of a GTC order resting across the end of day: %s; want its status (150=I, 39=0)", m)
+	}
+}
