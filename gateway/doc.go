@@ -163,8 +163,10 @@
 // time) would be booked a second time: the gateway refuses it before any
 // command (possresend.go; OrdRejReason 99, on a replace an
 // OrderCancelReject 102=99, the Text saying so), unless its ClOrdID is the
-// current one of a live order of the session in the open-order view, which
-// the matcher answers as before. Only the message's sending times tell, and
+// current one of a live GTC or GTD order of the session in the open-order
+// view (one the end of day leaves resting; a DAY order shown live is one
+// whose expiry the view has not taken yet), which the matcher answers as
+// before. Only the message's sending times tell, and
 // no command carries them: decided in the gateway, nothing of it is
 // journaled, and the replay and every replica apply what they applied
 // before. The gateway learns the end of day's time from its OperatorResult
