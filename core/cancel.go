@@ -188,11 +188,8 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 			reason = venue.RejectReasonUnsupportedOrderCharacteristic
 		}
 	}
-	if reason == venue.RejectReasonUnknownOrder && c.remember && ri != noRec && m.index.recs[ri].ordStatus == venue.OrdStatusReplaced &&
-		!isLive(m.currentStatus(ri)) {
-		// A recorded cancel's ClOrdID, or one a replace left, whose order
-		// has ended: too late, as for the order's current ClOrdID. Cancels
-		// journaled before CancelRemembersClOrdID keep UnknownOrder.
+	if reason == venue.RejectReasonUnknownOrder && c.remember && m.supersededOfEnded(ri) {
+		// Cancels journaled before CancelRemembersClOrdID keep UnknownOrder.
 		reason = venue.RejectReasonTooLateToCancel
 	}
 	var h, at uint64
@@ -217,6 +214,14 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 		m.index.addEnded(&c.clOrdID, h, at, ri)
 	}
 	return nil
+}
+
+// supersededOfEnded reports whether record ri is a ClOrdID a replace or a
+// recorded cancel left (locate answers UnknownOrder) of an order that has
+// ended since: a cancel or replace naming it is too late, as one naming the
+// order's current ClOrdID is (CancelRemembersClOrdID, ReplaceEndedTooLate).
+func (m *Matcher) supersededOfEnded(ri recIdx) bool {
+	return ri != noRec && m.index.recs[ri].ordStatus == venue.OrdStatusReplaced && !isLive(m.currentStatus(ri))
 }
 
 // isLive reports whether an order of status s may still trade or be

@@ -31,6 +31,9 @@ type orderArgs struct {
 	clOrdID     string
 	origClOrdID string
 	account     string
+	// replaceFlags are a ReplaceOrder's flags (ReplacePossResend,
+	// ReplacePostOnly, ReplaceEndedTooLate).
+	replaceFlags uint8
 }
 
 func encodeNewOrder(buf []byte, a *orderArgs) []byte {
@@ -85,6 +88,7 @@ func encodeReplace(buf []byte, a *orderArgs) []byte {
 	mustEncode(c.SetClOrdIDString(a.clOrdID))
 	mustEncode(c.SetOrigClOrdIDString(a.origClOrdID))
 	mustEncode(c.SetAccountString(a.account))
+	c.SetFlags(a.replaceFlags)
 	return buf[:c.EncodedLength()]
 }
 

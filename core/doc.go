@@ -108,9 +108,10 @@
 // given they must agree (OrderIdMismatch). Only the order's current ClOrdID
 // addresses it: a replaced ClOrdID gets UnknownOrder, a finished order
 // TooLateToCancel, with the order's status in the CancelRejected (a cancel
-// with CancelRemembersClOrdID that names a ClOrdID a replace or a cancel
-// left, of an order that has ended, gets TooLateToCancel too: no request
-// can change that order any more). Cancels
+// with CancelRemembersClOrdID, or a replace with ReplaceEndedTooLate, that
+// names a ClOrdID a replace or a cancel left, of an order that has ended,
+// gets TooLateToCancel too: no request can change that order any more;
+// every request the gateway journals carries the bit). Cancels
 // work while halted or closed; replaces do not. A replace keeps the OrderID
 // and the side, instrument, type, time in force and post-only (changing one,
 // or asking post-only, ReplacePostOnly, of an order entered without it, is
@@ -131,7 +132,7 @@
 // ClOrdID a replace left does: a status request by it answers the order
 // (under the order's current ClOrdID), a NewOrder or a request using it
 // again is a duplicate (a PossResend NewOrder gets the order's status),
-// and a cancel naming it as OrigClOrdID is TooLateToCancel; at
+// and a cancel or a replace naming it as OrigClOrdID is TooLateToCancel; at
 // ClOrdIDsMax the cancel is done and its ClOrdID not recorded. Cancels
 // without it (journaled before it) record nothing and replay as they did.
 // OrderStatusRequest (and a PossResend NewOrder or ReplaceOrder with a known

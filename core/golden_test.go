@@ -32,7 +32,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 //	new s=1 id=b1 side=buy px=99.00 qty=10 [type=market|stop|stoplimit] [stop=99.50] [floor=N] [tif=day|gtc|opening|ioc|fok|gtd|close] [exp=NS]
 //	    [acct=A] [stp=default|resting|aggressor|both|none] [post] [resend] [flags=N] [instr=SYM|ID] [pxt=TICKS]
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=] [checks=N (CancelMatchesOrder 1, CancelRemembersClOrdID 2)]
-//	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=]
+//	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=] [flags=N]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
 //	status s=1 id=b1 [order=N] [side=] [instr=]
 //	disconnect s=1 [cod=false]
@@ -427,7 +427,7 @@ func (s *script) replace(a args, session uint16) []byte {
 	ra := orderArgs{seq: s.seq, ts: s.now, session: session, side: known.side, ordType: venue.OrdTypeLimit,
 		instrument: known.instrument, tif: known.tif, orderID: uint64(a.int("order", 0)),
 		qty: int64(a.int("qty", 1)), expireNs: int64(a.int("exp", int(known.expireNs))),
-		clOrdID: a.str("id", ""), origClOrdID: orig, account: a.str("acct", "")}
+		clOrdID: a.str("id", ""), origClOrdID: orig, account: a.str("acct", ""), replaceFlags: uint8(a.int("flags", 0))}
 	if v, ok := a.get("side"); ok {
 		ra.side = parseSide(v)
 	}

@@ -618,6 +618,9 @@ func (g *commandGen) replace() []byte {
 	} else {
 		a.origClOrdID = g.oldID(a.session)
 	}
+	if g.seq%2 == 0 { // half of them, drawing nothing from the stream the other tests' workloads come from
+		a.replaceFlags = ReplaceEndedTooLate // as the gateway's replaces
+	}
 	g.last = fmt.Sprintf("replace %+v", a)
 	return encodeReplace(g.buf[:], &a)
 }

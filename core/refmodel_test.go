@@ -990,9 +990,8 @@ func (m *refModel) cancelReject(to venue.CxlRejResponseTo, session uint16, rec *
 func (m *refModel) cancel(c *venue.CancelOrder) {
 	remember := c.Checks()&CancelRemembersClOrdID != 0
 	rec, reason := m.find(c.SessionIdx(), string(c.OrigClOrdID()), c.OrderID())
-	if reason == venue.RejectReasonUnknownOrder && remember && rec != nil && rec.status == venue.OrdStatusReplaced &&
-		!m.records[m.current[rec.orderID]].live {
-		reason = venue.RejectReasonTooLateToCancel // a superseded ClOrdID of an order that has ended
+	if reason == venue.RejectReasonUnknownOrder && remember && m.supersededOfEnded(rec) {
+		reason = venue.RejectReasonTooLateToCancel
 	}
 	if _, dup := m.records[refKey{c.SessionIdx(), string(c.ClOrdID())}]; reason == venue.RejectReasonNone && dup {
 		reason = venue.RejectReasonDuplicateClOrdID
@@ -1013,9 +1012,18 @@ func (m *refModel) cancel(c *venue.CancelOrder) {
 	}
 }
 
+// supersededOfEnded: rec is a ClOrdID a replace or a recorded cancel left,
+// of an order that has ended since.
+func (m *refModel) supersededOfEnded(rec *refRecord) bool {
+	return rec != nil && rec.status == venue.OrdStatusReplaced && !m.records[m.current[rec.orderID]].live
+}
+
 func (m *refModel) replace(c *venue.ReplaceOrder) {
 	session := c.SessionIdx()
 	rec, reason := m.find(session, string(c.OrigClOrdID()), c.OrderID())
+	if reason == venue.RejectReasonUnknownOrder && c.Flags()&ReplaceEndedTooLate != 0 && m.supersededOfEnded(rec) {
+		reason = venue.RejectReasonTooLateToCancel
+	}
 	if reason == venue.RejectReasonNone {
 		reason = m.checkReplace(c, m.live[rec.orderID])
 	}

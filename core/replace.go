@@ -24,6 +24,9 @@ func (m *Matcher) replaceOrder(c *replaceCmd) {
 		}
 	}
 	ri, reason := m.locate(session, &c.origClOrdID, c.origLen, c.orderID)
+	if reason == venue.RejectReasonUnknownOrder && c.endedLate && m.supersededOfEnded(ri) {
+		reason = venue.RejectReasonTooLateToCancel // replaces journaled before ReplaceEndedTooLate keep UnknownOrder
+	}
 	var h, at uint64
 	if reason == venue.RejectReasonNone {
 		// The new ClOrdID must be new in the session; at is its slot in

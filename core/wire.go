@@ -185,6 +185,7 @@ type replaceCmd struct {
 	origLen      int
 	possResend   bool // ReplacePossResend in the command's flags
 	postOnly     bool // ReplacePostOnly in the command's flags
+	endedLate    bool // ReplaceEndedTooLate in the command's flags
 }
 
 // ReplacePossResend is the bit of a ReplaceOrder's flags that says the client
@@ -203,10 +204,19 @@ const ReplacePossResend uint8 = 1
 // have it clear and replay as they did.
 const ReplacePostOnly uint8 = 2
 
+// ReplaceEndedTooLate is the bit of a ReplaceOrder's flags that answers a
+// replace naming a ClOrdID of an order that has ended since (one a replace
+// or a recorded cancel left) TooLateToCancel, as a cancel with
+// CancelRemembersClOrdID is, rather than UnknownOrder (doc.go, "Rules").
+// Replaces journaled before it existed have it clear and replay as they
+// did.
+const ReplaceEndedTooLate uint8 = 4
+
 func (c *replaceCmd) decode(w venue.ReplaceOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
 	c.possResend = w.Flags()&ReplacePossResend != 0
 	c.postOnly = w.Flags()&ReplacePostOnly != 0
+	c.endedLate = w.Flags()&ReplaceEndedTooLate != 0
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
 	c.tif = w.TimeInForce()
 	c.orderID = w.OrderID()

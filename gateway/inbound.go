@@ -735,7 +735,7 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)
-	var flags uint8
+	flags := core.ReplaceEndedTooLate // a ClOrdID of an order ended since is too late, not unknown
 	if possResend(m) {
 		flags |= core.ReplacePossResend
 	}

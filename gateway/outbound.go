@@ -662,7 +662,9 @@ const replacedOrigText = "unknown order: OrigClOrdID (41) names an order since r
 
 // endedOrigText is replacedOrigText for an order that has ended since: its
 // OrigClOrdID was replaced, or was a cancel's ClOrdID (core/doc.go,
-// "Rules"), and no ClOrdID addresses the order any more.
+// "Rules"), and no ClOrdID addresses the order any more. The gateway's own
+// requests are answered TooLateToCancel then (core.ReplaceEndedTooLate);
+// the reports of requests journaled before it, rebuilt, keep this Text.
 const endedOrigText = "unknown order: OrigClOrdID (41) is not the order's current ClOrdID (a replace or a cancel took its place), and the order has ended"
 
 func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
