@@ -951,6 +951,8 @@ func TestConsoleCountsWaitingStops(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the sessions page counts the stop",
 		`document.querySelector('#sessions tr[data-comp="CLIENT1"]') !== null && document.querySelector('#sessions tr[data-comp="CLIENT1"]').lastElementChild.innerText === "1 / 1024"`)
 	browsertest.Open(t, ctx, base+"/operations")
+	browsertest.WaitFor(t, ctx, "the operations page counts the stop against the bound",
+		`document.querySelector('#ops-sessions tr[data-comp="CLIENT1"]') !== null && document.querySelector('#ops-sessions tr[data-comp="CLIENT1"]').cells[2].innerText === "1 / 1024"`)
 	confirmAction(t, ctx, aliceToken, "stops too", `#ops-sessions tr[data-comp="CLIENT1"] button[data-action="cancel orders"]`)
 	expectER(t, c, map[int]string{11: "stop1", 150: "4"})
 	browsertest.WaitFor(t, ctx, "the cancel is done", browsertest.Text("#result")+`.includes("MassCancel: done by alice") && `+browsertest.Text("#result")+`.includes("count 1")`)

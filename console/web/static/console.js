@@ -231,7 +231,7 @@
     });
     // Only what a row shows: its rates change at every update while the
     // session trades, its state and open orders far less often (fill).
-    const shown = v.sessions.map((s) => ({ compId: s.compId, loggedOn: s.loggedOn, disabled: s.disabled, openOrders: s.openOrders, dropCopy: s.dropCopy, killed: s.killed }));
+    const shown = v.sessions.map((s) => ({ compId: s.compId, loggedOn: s.loggedOn, disabled: s.disabled, openOrders: s.openOrders, openOrdersMax: s.openOrdersMax, dropCopy: s.dropCopy, killed: s.killed }));
     fill("#ops-sessions", shown, (s) => {
       const td = el("td");
       const base = "/v1/sessions/" + encodeURIComponent(s.compId) + "/";
@@ -246,7 +246,7 @@
           : act("Kill", "Kill switch on for " + s.compId + " (cancels its orders and refuses new ones until reset)", "POST", "/v1/risk/kill", { session: s.compId }));
       }
       const state = (s.disabled ? "disabled" : s.loggedOn ? "logged on" : "logged off") + (s.killed ? ", kill switch on" : "");
-      const tr = row([s.compId, el("td", "", state), num(s.openOrders), td]);
+      const tr = row([s.compId, el("td", "", state), num(openAgainstBound(s)), td]);
       tr.dataset.comp = s.compId;
       return tr;
     });
