@@ -137,6 +137,59 @@ func TestPossResendFromBeforeTheEndOfDayAfterARestart(t *testing.T) {
 	}
 }
 
+// heldEndOfDay is a venue whose journal's sync the test holds from its end
+// of day on: CLIENT1 logged on, its orders (ClOrdID and TimeInForce) rested
+// at sent, then an operator's end of day called, its command written and
+// never durable until release. resend sends a possible resend (97=Y, 122
+// sent) of a buy as clOrdID and returns its answer; release lets the
+// journal go on and waits for the end of day's call.
+type heldEndOfDay struct {
+	t       *testing.T
+	s       *Server
+	c       *fixclient.Client
+	sent    time.Time
+	hold    *syncHold
+	eodCode chan int
+}
+
+func startHeldEndOfDay(t *testing.T, orders ...[2]string) *heldEndOfDay {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir(), adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
+	s, hold := startHeld(t, cfg, Options{})
+	h := &heldEndOfDay{t: t, s: s, c: logon(t, s, "CLIENT1", true), sent: time.Now(), hold: hold, eodCode: make(chan int, 1)}
+	for _, o := range orders {
+		sendMarked(t, s, h.c, "D", h.sent, nil, buyBody(o[0], o[1], h.sent)...)
+		expectER(t, h.c, map[int]string{11: o[0], 150: "0"})
+	}
+	time.Sleep(5 * time.Millisecond) // the end of day's time after the originals' (millisecond SendingTimes)
+	hold.on.Store(true)
+	go func() {
+		var res ops.ActionResponse
+		h.eodCode <- adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res)
+	}()
+	hold.waitHeld(t, "the end of day", &lockedbuf.Buffer{})
+	return h
+}
+
+func (h *heldEndOfDay) resend(clOrdID, tif string) *fixclient.Message {
+	h.t.Helper()
+	sendMarked(h.t, h.s, h.c, "D", time.Now(), []fixclient.Field{fixclient.F(97, "Y"), fixclient.F(122, fixclient.Timestamp(h.sent))},
+		buyBody(clOrdID, tif, h.sent)...)
+	m, err := h.c.Expect(readWait, "8", map[int]string{11: clOrdID})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+func (h *heldEndOfDay) release() {
+	h.t.Helper()
+	h.hold.release()
+	if code := <-h.eodCode; code != 200 && code != 504 {
+		h.t.Fatalf("eod: %d", code)
+	}
+}
+
 // A possible resend taken just after the end of day's command was written
 // is judged by the day the end of day begins: it is sequenced after the end
 // of day, which forgets the ClOrdIDs it could have named. The gateway
@@ -146,36 +199,13 @@ func TestPossResendFromBeforeTheEndOfDayAfterARestart(t *testing.T) {
 // meanwhile so that the booking shows as an answer that never comes).
 func TestPossResendWhileTheEndOfDayIsJournaled(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, t.TempDir(), adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
-	s, hold := startHeld(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	yesterday := time.Now()
-	sendMarked(t, s, c, "D", yesterday, nil, buyBody("day1", "0", yesterday)...)
-	expectER(t, c, map[int]string{11: "day1", 150: "0"})
-	time.Sleep(5 * time.Millisecond) // the end of day's time after the original's (millisecond SendingTimes)
-
-	hold.on.Store(true)
-	eod := make(chan int, 1)
-	go func() {
-		var res ops.ActionResponse
-		eod <- adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res)
-	}()
-	hold.waitHeld(t, "the end of day", &lockedbuf.Buffer{})
+	h := startHeldEndOfDay(t, [2]string{"day1", "0"})
 	// An order sent before the end of day and never answered, sent again.
-	sendMarked(t, s, c, "D", time.Now(), []fixclient.Field{fixclient.F(97, "Y"), fixclient.F(122, fixclient.Timestamp(yesterday))},
-		buyBody("lost1", "0", yesterday)...)
-	m, err := c.Expect(readWait, "8", map[int]string{11: "lost1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Get(150) != "8" || m.Get(103) != "99" || !strings.Contains(m.Get(58), "possible resend") {
+	if m := h.resend("lost1", "0"); m.Get(150) != "8" || m.Get(103) != "99" || !strings.Contains(m.Get(58), "possible resend") {
 		t.Fatalf("a possible resend from before an end of day being journaled: %s; want it refused (150=8, 103=99)", m)
 	}
-	hold.release()
-	if code := <-eod; code != 200 && code != 504 {
-		t.Fatalf("eod: %d", code)
-	}
-	expectER(t, c, map[int]string{11: "day1", 150: "C"}) // the end of day applied
+	h.release()
+	expectER(t, h.c, map[int]string{11: "day1", 150: "C"}) // the end of day applied
 }
 
 // A possible resend of a DAY order the end of day expires, taken before
@@ -186,42 +216,13 @@ func TestPossResendWhileTheEndOfDayIsJournaled(t *testing.T) {
 // order the end of day leaves resting is still answered with its status.
 func TestPossResendOfADayOrderTheEndOfDayExpires(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, t.TempDir(), adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n")
-	s, hold := startHeld(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	yesterday := time.Now()
-	sendMarked(t, s, c, "D", yesterday, nil, buyBody("day1", "0", yesterday)...)
-	expectER(t, c, map[int]string{11: "day1", 150: "0"})
-	sendMarked(t, s, c, "D", yesterday, nil, buyBody("gtc1", "1", yesterday)...)
-	expectER(t, c, map[int]string{11: "gtc1", 150: "0"})
-	time.Sleep(5 * time.Millisecond) // the end of day's time after the originals' (millisecond SendingTimes)
-
-	hold.on.Store(true)
-	eod := make(chan int, 1)
-	go func() {
-		var res ops.ActionResponse
-		eod <- adminCall(t, s, "POST", "/v1/eod", aliceToken, `{"reason":"day done"}`, &res)
-	}()
-	hold.waitHeld(t, "the end of day", &lockedbuf.Buffer{})
-	resend := func(clOrdID, tif string) *fixclient.Message {
-		t.Helper()
-		sendMarked(t, s, c, "D", time.Now(), []fixclient.Field{fixclient.F(97, "Y"), fixclient.F(122, fixclient.Timestamp(yesterday))},
-			buyBody(clOrdID, tif, yesterday)...)
-		m, err := c.Expect(readWait, "8", map[int]string{11: clOrdID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	if m := resend("day1", "0"); m.Get(150) != "8" || m.Get(103) != "99" || !strings.Contains(m.Get(58), "possible resend") {
+	h := startHeldEndOfDay(t, [2]string{"day1", "0"}, [2]string{"gtc1", "1"})
+	if m := h.resend("day1", "0"); m.Get(150) != "8" || m.Get(103) != "99" || !strings.Contains(m.Get(58), "possible resend") {
 		t.Fatalf("a possible resend of a DAY order the end of day expires: %s; want it refused (150=8, 103=99)", m)
 	}
-	hold.release()
-	if code := <-eod; code != 200 && code != 504 {
-		t.Fatalf("eod: %d", code)
-	}
-	expectER(t, c, map[int]string{11: "day1", 150: "C"}) // expired, once
-	if m := resend("gtc1", "1"); m.Get(150) != "I" || m.Get(39) != "0" {
+	h.release()
+	expectER(t, h.c, map[int]string{11: "day1", 150: "C"}) // expired, once
+	if m := h.resend("gtc1", "1"); m.Get(150) != "I" || m.Get(39) != "0" {
 		t.Fatalf("a possible resend of a GTC order resting across the end of day: %s; want its status (150=I, 39=0)", m)
 	}
 }
