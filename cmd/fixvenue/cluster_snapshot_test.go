@@ -43,19 +43,27 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	}
 	// Trade until the leader is well past its in-memory log (six times
 	// over): a count of entries, not a time, since a loaded machine
-	// batches more per entry, and so makes fewer.
+	// batches more per entry, and so makes fewer; a round whose orders
+	// made too few is followed by another, up to four.
 	const entriesPast = 100
-	wait := h.round("behind", false)
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(500 * time.Millisecond)
-		if st, err := h.nodeStatus(l); err == nil && st.Applied >= entriesPast {
+	var st nodeStatus
+	deadline := time.Now().Add(120 * time.Second)
+	for r := 0; ; r++ {
+		wait := h.round(fmt.Sprintf("behind%d", r), false)
+		for roundEnd := time.Now().Add(30 * time.Second); time.Now().Before(roundEnd) && time.Now().Before(deadline); {
+			time.Sleep(500 * time.Millisecond)
+			if st, err := h.nodeStatus(l); err == nil && st.Applied >= entriesPast {
+				break
+			}
+		}
+		h.endRound(wait)
+		var err error
+		if st, err = h.nodeStatus(l); err != nil {
+			t.Fatal(err)
+		}
+		if st.Applied >= entriesPast || r == 3 || time.Now().After(deadline) {
 			break
 		}
-	}
-	h.endRound(wait)
-	st, err := h.nodeStatus(l)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if st.Applied < entriesPast {
 		t.Fatalf("the leader applied only %d entries: not far enough past its 16 in memory to prove anything", st.Applied)
