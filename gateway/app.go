@@ -377,6 +377,7 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		}
 	}
 	now := g.cfg.Now()
+	s.arrived.Store(g.monoNs()) // the start of the round trip of the command it publishes (roundtrip.go)
 	if !s.throttle(&s.messages, now) {
 		g.throttleLogout(s)
 		return nil

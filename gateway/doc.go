@@ -213,9 +213,11 @@
 // A full queue means the client is not reading: the session is disconnected,
 // and its answers still reach the FIX store for the next logon. The order
 // round trip (fixvenue_order_round_trip_seconds, Config.OrderToER) is
-// recorded at the hand-over, from the command's timestamp, only for the
+// recorded at the hand-over, by the monotonic clock from the message's
+// arrival (a wall clock stepped meanwhile does not skew it), only for the
 // answers of a command inbound published from a FIX message: inbound notes
-// its seq (roundtrip.go), as the others' timestamps are no arrival.
+// its seq and the arrival beside it (roundtrip.go), as the other commands
+// have no arrival.
 //
 // Risk (risk.go): a reject caused by a pre-trade limit or a kill switch
 // follows a RiskBreach event of the same command; outbound keeps the last

@@ -305,15 +305,15 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 		rg.applyStatus()
 		held := rg.held
 		rg.held, rg.openHeld, rg.statusHeld = rg.held[:0], rg.openHeld[:0], rg.statusHeld[:0]
+		// The period is compared with the TransactTime the event's reports
+		// show (its time), in milliseconds, not the event's nanoseconds: a
+		// period that ends at a report's TransactTime includes it, as the
+		// period is inclusive (README "Drop copy").
+		shown := transactTimeNs(venue.TimestampNsOf(ev))
+		if shown < r.fromNs || shown > r.toNs {
+			return true
+		}
 		for _, h := range held {
-			// The period is compared with the TransactTime the report
-			// shows, in milliseconds, not the event's nanoseconds: a period
-			// that ends at a report's TransactTime includes it, as the
-			// period is inclusive (README "Drop copy").
-			shown := transactTimeNs(h.receivedNs)
-			if shown < r.fromNs || shown > r.toNs {
-				continue
-			}
 			if t, e := h.m.Header.GetBytes(tag.MsgType); e != nil || string(t) != "8" {
 				continue
 			}

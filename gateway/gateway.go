@@ -195,6 +195,8 @@ type Gateway struct {
 	// fixCommands are the seqs of the commands inbound published from FIX
 	// messages, whose answers alone outbound measures (roundtrip.go).
 	fixCommands *fixCommands
+	// monoBase is the instant monoNs counts from.
+	monoBase time.Time
 	// boundOrders are the seqs of the orders counted in their session's
 	// ordersInFlight, and boundDone the sessions whose in-flight count the
 	// next handOver lowers, one per order answered (openbound.go).
@@ -232,8 +234,12 @@ type Gateway struct {
 
 // session is the gateway's state for one FIX session.
 type session struct {
-	idx      uint16
-	cfg      SessionConfig
+	idx uint16
+	cfg SessionConfig
+	// arrived is the monotonic time (Gateway.monoNs) its goroutine took its
+	// last application message at: the start of the round trip of the
+	// command it publishes (roundtrip.go).
+	arrived  atomic.Int64
 	mu       sync.Mutex // guards the throttles; QuickFIX/Go calls FromApp from one goroutine per session, but admin paths may race
 	orders   slidingWindow
 	cancels  slidingWindow
@@ -320,8 +326,9 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 		bySession:    map[quickfix.SessionID]*session{},
 		open:         newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
 		rejectEchoes: newRejectEchoes(commandSlots + eventSlots),
-		fixCommands:  newFixCommands(commandSlots + eventSlots),
-		boundOrders:  newFixCommands(commandSlots + eventSlots),
+		fixCommands:  newFixCommands(commandSlots+eventSlots, true),
+		boundOrders:  newFixCommands(commandSlots+eventSlots, false),
+		monoBase:     time.Now(),
 	}
 	if cfg.OpenView != nil {
 		if len(cfg.OpenView.v.bySession) != len(cfg.Sessions) {

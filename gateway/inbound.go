@@ -540,7 +540,7 @@ const stoppingText = "venue stopping: new orders and replaces are refused; cance
 // publish hands the command in slot seq to the matcher and makes it the
 // session's last command (answers.go waits for it).
 func (g *Gateway) publish(s *session, seq int64) {
-	g.fixCommands.note(g.cfg.SeqBase + uint64(seq)) // its answers are measured (roundtrip.go)
+	g.fixCommands.note(g.cfg.SeqBase+uint64(seq), s.arrived.Load()) // its answers are measured (roundtrip.go)
 	g.commands.Publish(seq)
 	s.lastCmd.Store(int64(g.cfg.SeqBase) + seq)
 }

@@ -137,7 +137,7 @@ func (g *Gateway) boundRefusal(s *session, e *venue.OrderStatus) bool {
 	g.metrics.openBound.Inc()
 	g.metrics.rejects.WithLabelValues("gateway").Inc()
 	s.rejects.Add(1)
-	g.deliver(e.SessionIdx(), m, e.CauseSeq(), e.TimestampNs())
+	g.deliver(e.SessionIdx(), m, e.CauseSeq())
 	return true
 }
 
@@ -186,7 +186,7 @@ func (g *Gateway) noteBoundOrder(s *session, seq uint64, counts bool) {
 		return
 	}
 	s.ordersInFlight.Add(1)
-	g.boundOrders.note(seq)
+	g.boundOrders.note(seq, 0)
 }
 
 // boundAnswered is called by dispatch for the event that answers an order

@@ -31,11 +31,12 @@ const buildAheadMax = 256
 // heldAnswer is a FIX message built from an event whose command may not be
 // durable yet: it is handed to its session only after the wait.
 type heldAnswer struct {
-	idx        uint16
-	m          *quickfix.Message
-	receivedNs int64
-	// measured marks an answer of a command a FIX message caused: its
-	// round trip is recorded at the hand-over (roundtrip.go).
+	idx uint16
+	m   *quickfix.Message
+	// arrived is, for an answer of a command a FIX message caused
+	// (measured), the message's monotonic arrival: its round trip is
+	// recorded at the hand-over (roundtrip.go).
+	arrived  int64
 	measured bool
 	reuse    bool // m is from the session's free list (reuse.go)
 	// broadcast marks an unsolicited status: it goes only to a session
@@ -70,7 +71,11 @@ func (g *Gateway) RunOutbound(events *ring.Ring, barrier *ring.Barrier, own *rin
 			end := min(avail, next+buildAheadMax-1)
 			last := events.Slot(end)
 			if ts := venue.TimestampNsOf(last); ts > 0 {
-				g.metrics.eventAge.Observe(float64(g.cfg.Now()-ts) / 1e9)
+				// Wall times (the event's is its command's stamp): an age
+				// below zero is a clock stepped back, not a figure.
+				if age := g.cfg.Now() - ts; age >= 0 {
+					g.metrics.eventAge.Observe(float64(age) / 1e9)
+				}
 			}
 			for s := next; s <= end; s++ {
 				g.dispatch(events.Slot(s))
@@ -107,14 +112,14 @@ func (g *Gateway) handOver() {
 	}
 	g.releaseBound() // after the view took the orders it counted in flight (openbound.go)
 	g.applyStatus()
-	now := g.cfg.Now()
+	now := g.monoNs()
 	for i := range g.held {
 		a := &g.held[i]
 		if s := g.sessionOf(a.idx); s != nil && handsOver(a, s) {
 			if a.measured {
-				g.metrics.roundTrip.Observe(float64(now-a.receivedNs) / 1e9)
+				g.metrics.roundTrip.Observe(float64(now-a.arrived) / 1e9)
 				if g.cfg.OrderToER != nil {
-					g.cfg.OrderToER.Record(now - a.receivedNs)
+					g.cfg.OrderToER.Record(now - a.arrived)
 				}
 			}
 			s.out.sendDirect(outMsg{m: a.m, reuse: a.reuse})
@@ -290,22 +295,23 @@ func (b *erBuilder) stopPx(stopPxTicks int64) *erBuilder {
 	return b
 }
 
-// deliver holds m, an answer of command cause stamped receivedNs, for its
-// session until RunOutbound has waited for durability (handOver).
-func (g *Gateway) deliver(idx uint16, m *quickfix.Message, cause uint64, receivedNs int64) {
-	g.held = append(g.held, heldAnswer{idx: idx, m: m, receivedNs: receivedNs, measured: g.fixCommands.has(cause)})
+// deliver holds m, an answer of command cause, for its session until
+// RunOutbound has waited for durability (handOver).
+func (g *Gateway) deliver(idx uint16, m *quickfix.Message, cause uint64) {
+	arrived, measured := g.fixCommands.arrival(cause)
+	g.held = append(g.held, heldAnswer{idx: idx, m: m, arrived: arrived, measured: measured})
 }
 
 // deliverER finishes b's report in a message of session idx's free list
 // (reuse.go) and holds it like deliver.
-func (g *Gateway) deliverER(idx uint16, b *erBuilder, cause uint64, receivedNs int64) {
+func (g *Gateway) deliverER(idx uint16, b *erBuilder, cause uint64) {
 	s := g.sessionOf(idx)
 	if s == nil {
-		g.deliver(idx, b.message(), cause, receivedNs)
+		g.deliver(idx, b.message(), cause)
 		return
 	}
-	g.held = append(g.held, heldAnswer{idx: idx, m: b.into(s.out.takeReport()), receivedNs: receivedNs,
-		measured: g.fixCommands.has(cause), reuse: true})
+	arrived, measured := g.fixCommands.arrival(cause)
+	g.held = append(g.held, heldAnswer{idx: idx, m: b.into(s.out.takeReport()), arrived: arrived, measured: measured, reuse: true})
 }
 
 func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
@@ -322,7 +328,7 @@ func (g *Gateway) onAccepted(e *venue.OrderAccepted) {
 		b.str(tag.ExecInst, string(execInstParticipateDontInitiate))
 	}
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 // onTriggered reports an elected stop. FIX 4.4 has no ExecType for it (the
@@ -343,7 +349,7 @@ func (g *Gateway) onTriggered(e *venue.OrderTriggered) {
 	}
 	b.str(tag.Text, "stop triggered by a trade at "+b.priceText(e.TriggerPriceTicks()))
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 // rejectText is RejectText with the instrument's limits where they make the
@@ -461,7 +467,7 @@ func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	g.metrics.execReports.Inc()
 	g.metrics.rejects.WithLabelValues(e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 func (g *Gateway) onFill(e *venue.Fill) {
@@ -487,7 +493,7 @@ func (g *Gateway) onFill(e *venue.Fill) {
 		g.metrics.trades.Inc()
 	}
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 // CancelText returns the venue's words for why an order was cancelled.
@@ -556,7 +562,7 @@ func (g *Gateway) onCancelled(e *venue.OrderCancelled) {
 		str(tag.Text, g.cancelText(e)).time(tag.TransactTime, e.TimestampNs())
 	g.orderTerms(b, e.SessionIdx(), e.OrderID(), e.TimeInForce(), core.IsStop(e.OrdType()))
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 // orderTerms writes what an order is beyond what a Fill or an
@@ -640,7 +646,7 @@ func (g *Gateway) onReplaced(e *venue.OrderReplaced) {
 		b.str(tag.Text, "replaced: time priority kept")
 	}
 	g.metrics.execReports.Inc()
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 // Texts of a cancel or replace refused for naming other characteristics
@@ -698,7 +704,7 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 		ordStatusOf(e.OrdStatus()), cxlRejResponseToOf(e.ResponseTo()), cxlRejReasonOf(e.Reason()), text)
 	g.metrics.rejects.WithLabelValues("cancel_" + e.Reason().String()).Inc()
 	g.countReject(e.SessionIdx())
-	g.deliver(e.SessionIdx(), m, e.CauseSeq(), e.TimestampNs())
+	g.deliver(e.SessionIdx(), m, e.CauseSeq())
 }
 
 func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
@@ -735,7 +741,7 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 			b.str(tag.OrdStatusReqID, reqID)
 		}
 	}
-	g.deliverER(e.SessionIdx(), b, e.CauseSeq(), e.TimestampNs())
+	g.deliverER(e.SessionIdx(), b, e.CauseSeq())
 }
 
 func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
@@ -762,5 +768,5 @@ func (g *Gateway) onMassCancelReport(e *venue.MassCancelReport) {
 	if e.Side() != 0 {
 		m.Body.SetString(tag.Side, string(sideOf(venue.Side(e.Side()))))
 	}
-	g.deliver(e.SessionIdx(), m, e.CauseSeq(), e.TimestampNs())
+	g.deliver(e.SessionIdx(), m, e.CauseSeq())
 }

@@ -69,6 +69,10 @@ type Options struct {
 	// the matcher's timers follow one clock. The FIX edge reads the wall
 	// clock (its throttles and the FIX times clients compare with theirs).
 	Now func() time.Time
+	// FIXWallClock, when set, is the wall clock the FIX gateway reads in
+	// place of time.Now (tests step it: the order round trip is timed by
+	// the monotonic clock, gateway/roundtrip.go).
+	FIXWallClock func() time.Time
 	// Inherited are a cluster node's listening sockets that the process it
 	// replaced handed over (ClusterNode.PrepareRestart), by name
 	// (InheritedAdmin, InheritedStatus): used when they listen at the
@@ -1028,6 +1032,9 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 		gcfg.ReplayEvents = s.replayEvents
 	}
 	gcfg.EventRingSlots = cfg.Engine.EventRingSlots
+	if wall := s.opts.FIXWallClock; wall != nil {
+		gcfg.Now = func() int64 { return wall().UnixNano() }
+	}
 	gcfg.Currency = cfg.Venue.Currency
 	if cfg.Schedule.Enabled {
 		gcfg.MarketDateEnd = schedule.New(cfg.Schedule).DateEnd

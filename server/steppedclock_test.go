@@ -363,3 +363,34 @@ func TestClockSteppedBackRunsNoTransitionTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundTripAcrossAClockStep: an order whose answer waits (the
+// journal's sync held) while the FIX gateway's wall clock is stepped back
+// an hour has a round trip of the time it took, not minus an hour: the
+// round trip is timed by the monotonic clock (gateway/roundtrip.go), not
+// by the commands' wall stamps.
+func TestRoundTripAcrossAClockStep(t *testing.T) {
+	t.Parallel()
+	var step atomic.Int64
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	s, hold := startHeld(t, cfg, Options{FIXWallClock: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
+	c := logon(t, s, "CLIENT1", true)
+	hold.on.Store(true)
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "1", px: "99.00"})
+	hold.waitHeld(t, "the order", &lockedbuf.Buffer{})
+	step.Store(-int64(time.Hour))
+	hold.release()
+	expectER(t, c, map[int]string{11: "o1", 150: "0"})
+	m := scrape(t, s)
+	if n := metricstest.Float(t, m, "fixvenue_order_round_trip_seconds_count"); n != 1 {
+		t.Fatalf("round trips measured: %v, want the order's", n)
+	}
+	if sum := metricstest.Float(t, m, "fixvenue_order_round_trip_seconds_sum"); sum < 0 || sum > 60 {
+		t.Fatalf("an order's round trip of %v s across a clock stepped back an hour; want the time it took", sum)
+	}
+	// The age of an event is a wall-clock difference: one below zero is
+	// the step, not an age, and is not observed.
+	if sum := metricstest.Float(t, m, "fixvenue_outbound_event_age_seconds_sum"); sum < 0 {
+		t.Fatalf("events aged %v s in all across a clock stepped back an hour", sum)
+	}
+}
