@@ -221,11 +221,9 @@ func (m *Matcher) applyCancel(cmd []byte) error {
 // ended since: a cancel or replace naming it is too late, as one naming the
 // order's current ClOrdID is (CancelRemembersClOrdID, ReplaceEndedTooLate).
 func (m *Matcher) supersededOfEnded(ri recIdx) bool {
-	return ri != noRec && m.index.recs[ri].ordStatus == venue.OrdStatusReplaced && !isLive(m.currentStatus(ri))
-}
-
-// isLive reports whether an order of status s may still trade or be
-// cancelled.
-func isLive(s venue.OrdStatus) bool {
-	return s == venue.OrdStatusNew || s == venue.OrdStatusPartiallyFilled
+	if ri == noRec || m.index.recs[ri].ordStatus != venue.OrdStatusReplaced {
+		return false
+	}
+	cur := m.index.findOrder(m.index.recs[ri].orderID)
+	return cur != noRec && m.index.recs[cur].slot == noOrder // the order's current record keeps its final state
 }

@@ -555,15 +555,21 @@ func TestDayInProgress(t *testing.T) {
 	}
 }
 
-// zoneDay is a schedule in zone trading every day of the week, its times
-// to follow.
-func zoneDay(zone string) string {
-	return `
+// zoneDay is a schedule in zone trading every day of the week, with one
+// group, "all", at the times given.
+func zoneDay(zone, endOfDay, preOpen, open, close string) string {
+	return fmt.Sprintf(`
 [schedule]
 enabled = true
-time_zone = "` + zone + `"
+time_zone = %q
 trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-`
+end_of_day = %q
+[[schedule.group]]
+name = "all"
+pre_open = %q
+open = %q
+close = %q
+`, zone, endOfDay, preOpen, open, close)
 }
 
 // TestClockChangeDaysInEveryZone: a time the day's clock change skips
@@ -583,88 +589,32 @@ func TestClockChangeDaysInEveryZone(t *testing.T) {
 		from, to    string // local dates: the transitions from the first's start to the second's end
 		want        []string
 	}{
-		{"Berlin, clocks go forward at 02:00", zoneDay("Europe/Berlin") + `
-end_of_day = "4h"
-[[schedule.group]]
-name = "all"
-pre_open = "1h45m"
-open = "2h30m"
-close = "3h15m"
-`, "2026-03-29", "2026-03-29", []string{
+		{"Berlin, clocks go forward at 02:00", zoneDay("Europe/Berlin", "4h", "1h45m", "2h30m", "3h15m"), "2026-03-29", "2026-03-29", []string{
 			"2026-03-29 pre_open 01:45:00+01:00", "2026-03-29 open 03:00:00+02:00",
 			"2026-03-29 close 03:15:00+02:00", "2026-03-29 end_of_day 04:00:00+02:00"}},
-		{"New York, clocks go forward at 02:00", zoneDay("America/New_York") + `
-end_of_day = "4h"
-[[schedule.group]]
-name = "all"
-pre_open = "1h45m"
-open = "2h30m"
-close = "3h15m"
-`, "2026-03-08", "2026-03-08", []string{
+		{"New York, clocks go forward at 02:00", zoneDay("America/New_York", "4h", "1h45m", "2h30m", "3h15m"), "2026-03-08", "2026-03-08", []string{
 			"2026-03-08 pre_open 01:45:00-05:00", "2026-03-08 open 03:00:00-04:00",
 			"2026-03-08 close 03:15:00-04:00", "2026-03-08 end_of_day 04:00:00-04:00"}},
-		{"two times in the skipped hour keep their order", zoneDay("America/New_York") + `
-end_of_day = "4h"
-[[schedule.group]]
-name = "all"
-pre_open = "2h10m"
-open = "2h20m"
-close = "3h15m"
-`, "2026-03-08", "2026-03-08", []string{
+		{"two times in the skipped hour keep their order", zoneDay("America/New_York", "4h", "2h10m", "2h20m", "3h15m"), "2026-03-08", "2026-03-08", []string{
 			"2026-03-08 pre_open 03:00:00-04:00", "2026-03-08 open 03:00:00.000000001-04:00",
 			"2026-03-08 close 03:15:00-04:00", "2026-03-08 end_of_day 04:00:00-04:00"}},
-		{"Berlin, clocks go back at 03:00", zoneDay("Europe/Berlin") + `
-end_of_day = "3h"
-[[schedule.group]]
-name = "all"
-pre_open = "1h45m"
-open = "2h30m"
-close = "2h45m"
-`, "2026-10-25", "2026-10-25", []string{
+		{"Berlin, clocks go back at 03:00", zoneDay("Europe/Berlin", "3h", "1h45m", "2h30m", "2h45m"), "2026-10-25", "2026-10-25", []string{
 			"2026-10-25 pre_open 01:45:00+02:00", "2026-10-25 open 02:30:00+02:00",
 			"2026-10-25 close 02:45:00+02:00", "2026-10-25 end_of_day 03:00:00+01:00"}},
-		{"New York, clocks go back at 02:00", zoneDay("America/New_York") + `
-end_of_day = "2h"
-[[schedule.group]]
-name = "all"
-pre_open = "45m"
-open = "1h30m"
-close = "1h45m"
-`, "2026-11-01", "2026-11-01", []string{
+		{"New York, clocks go back at 02:00", zoneDay("America/New_York", "2h", "45m", "1h30m", "1h45m"), "2026-11-01", "2026-11-01", []string{
 			"2026-11-01 pre_open 00:45:00-04:00", "2026-11-01 open 01:30:00-04:00",
 			"2026-11-01 close 01:45:00-04:00", "2026-11-01 end_of_day 02:00:00-05:00"}},
-		{"Santiago, midnight skipped", zoneDay("America/Santiago") + `
-end_of_day = "23h"
-[[schedule.group]]
-name = "all"
-pre_open = "0s"
-open = "30m"
-close = "22h"
-`, "2026-09-06", "2026-09-07", []string{
+		{"Santiago, midnight skipped", zoneDay("America/Santiago", "23h", "0s", "30m", "22h"), "2026-09-06", "2026-09-07", []string{
 			"2026-09-06 pre_open 01:00:00-03:00", "2026-09-06 open 01:00:00.000000001-03:00",
 			"2026-09-06 close 22:00:00-03:00", "2026-09-06 end_of_day 23:00:00-03:00",
 			"2026-09-07 pre_open 00:00:00-03:00", "2026-09-07 open 00:30:00-03:00",
 			"2026-09-07 close 22:00:00-03:00", "2026-09-07 end_of_day 23:00:00-03:00"}},
-		{"Havana, midnight skipped", zoneDay("America/Havana") + `
-end_of_day = "23h"
-[[schedule.group]]
-name = "all"
-pre_open = "9h"
-open = "9h30m"
-close = "16h"
-`, "2026-03-08", "2026-03-09", []string{
+		{"Havana, midnight skipped", zoneDay("America/Havana", "23h", "9h", "9h30m", "16h"), "2026-03-08", "2026-03-09", []string{
 			"2026-03-08 pre_open 09:00:00-04:00", "2026-03-08 open 09:30:00-04:00",
 			"2026-03-08 close 16:00:00-04:00", "2026-03-08 end_of_day 23:00:00-04:00",
 			"2026-03-09 pre_open 09:00:00-04:00", "2026-03-09 open 09:30:00-04:00",
 			"2026-03-09 close 16:00:00-04:00", "2026-03-09 end_of_day 23:00:00-04:00"}},
-		{"Tokyo, an end of day a second before midnight", zoneDay("Asia/Tokyo") + `
-end_of_day = "23h59m59s"
-[[schedule.group]]
-name = "all"
-pre_open = "0s"
-open = "9h"
-close = "15h30m"
-`, "2026-03-08", "2026-03-09", []string{
+		{"Tokyo, an end of day a second before midnight", zoneDay("Asia/Tokyo", "23h59m59s", "0s", "9h", "15h30m"), "2026-03-08", "2026-03-09", []string{
 			"2026-03-08 pre_open 00:00:00+09:00", "2026-03-08 open 09:00:00+09:00",
 			"2026-03-08 close 15:30:00+09:00", "2026-03-08 end_of_day 23:59:59+09:00",
 			"2026-03-09 pre_open 00:00:00+09:00", "2026-03-09 open 09:00:00+09:00",

@@ -29,18 +29,10 @@ func clockChangeVenue(t *testing.T, sched string, clock *atomic.Int64, start tim
 // read just before it.
 func wantNextTransition(t *testing.T, s *Server, want string) {
 	t.Helper()
-	var st ops.StatusInfo
-	var code int
-	deadline := time.Now().Add(readWait)
-	for {
-		if code = adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code == 200 && st.NextTransition == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status %d, next transition %q; want %q (within %s)", code, st.NextTransition, want, readWait)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "GET /v1/status naming the next transition "+want, func() bool {
+		var st ops.StatusInfo
+		return adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st) == 200 && st.NextTransition == want
+	})
 }
 
 func mustZone(t *testing.T, name string) *time.Location {
