@@ -15,7 +15,8 @@
 // segments hold each Raft entry as an entry mark (index, term, command
 // count; journal/doc.go, "Raft entry marks") followed by the entry's
 // command frames, unchanged, plus three small files (and raft.snapshot once
-// the replica caught up from a Raft snapshot, see "Raft snapshots"):
+// the replica caught up from a Raft snapshot, see "Raft snapshots", and up
+// to two checkpoint-<index>.snap, see "Checkpoints"):
 //
 //	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
 //	cluster.voters   "FVVOTERS" | count u32 | voter ids u64, ascending | crc32c u32
@@ -227,10 +228,13 @@
 // its Raft log in memory, dropping the older half when either is passed
 // (never an entry it has not applied). A follower that needs an entry the
 // leader no longer holds (it was down, or is new) gets a Raft snapshot:
-// the leader's Log.Snapshot starts a build on a background goroutine,
-// replaying its journal from its base (below) up to the compaction point
-// into a fresh State (NodeConfig.NewState), and answers "try again" until
-// it is ready; Raft retries on the next heartbeat response. The snapshot's
+// the one built at the compaction point (every compaction starts one; see
+// "Checkpoints"), or, while none covers the follower's need, the leader's
+// Log.Snapshot starts a build and answers "try again" until it is ready;
+// Raft retries on the next heartbeat response. A build runs on a background
+// goroutine and replays the journal from the newest snapshot the replica
+// holds (the last one built, or its base, below, or the start) up to the
+// compaction point into a fresh State (NodeConfig.NewState). The snapshot's
 // data is the next seq u64 and the saved state, sent as in "Snapshot
 // transfer". Without a transport that reports outcomes (the simulation), a
 // snapshot not acknowledged within snapshotReportTicks is reported failed.
@@ -274,15 +278,40 @@
 // events hash and replays the journal after it, and counts the commands
 // the base covers, so it prints the same first line as the other replicas.
 //
+// # Checkpoints
+//
+// Every snapshot a replica builds, leader or follower, is also kept in its
+// directory, in raft.snapshot's format, as checkpoint-<index, 20 digits>.snap
+// (written as .tmp, fsynced, renamed, the directory synced); the newest
+// checkpointsKept (2) are kept, the older removed. As every compaction of
+// the in-memory log starts a build (Log.Compact), a replica has one at most
+// about half of EntriesInMemoryMax entries (or EntriesInMemoryBytesMax
+// bytes) behind its applied index, each built from the one before, so a
+// build replays that much of the journal, not the whole of it. Open
+// restores the newest checkpoint that is valid (a damaged one is passed over
+// with a warning, and the one before it, the base or the start is used),
+// after the base, at or before the commit index and at an entry boundary
+// of the log (its index, term and next seq those of the entry), and
+// replays only the committed commands after it: a restart's time is
+// bounded by the window, not by the days the replica has run (its log says
+// "started from a checkpoint" with the commands replayed). A Raft snapshot
+// installed moves the checkpoints aside with the segments. A checkpoint's
+// matcher state lists the sessions and instruments of its day, as a
+// journal snapshot does: a start whose configuration adds some
+// (NodeConfig.DropCheckpoints, set by the venue from its terms record)
+// removes the checkpoints and replays from the base. A build costs the
+// replay of the commands since the last one and the write of the state
+// (tens of MiB for 100k resting orders), on a background goroutine; Close
+// and an install make a build in flight give up first.
+//
 // # Limits
 //
-// Membership is static (Voters); configuration changes are refused. A
-// snapshot build replays the journal from the base, so its time grows with
-// the journal (journal replay speed, docs/benchmarks.md); the leader and
-// the follower each hold a snapshot's data in memory while it is sent and
-// installed (up to cluster.snapshot_bytes_max), and a follower receives one
-// snapshot at a time. A restarted
-// replica replays its committed journal after its base, so none of a
+// Membership is static (Voters); configuration changes are refused. The
+// leader and the follower each hold a snapshot's data in memory while it
+// is sent and installed (up to cluster.snapshot_bytes_max), and a follower
+// receives one snapshot at a time. Open still reads every segment's entry
+// marks (no matching: a read of the journal's bytes), and `fixvenue
+// journal verify` replays the journal from the base, so none of a
 // replica's segments may be archived or deleted while it is a member. A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and
 // gating"); the others carry on while they are a quorum. Raft randomises election

@@ -79,6 +79,11 @@ type NodeConfig struct {
 	// Transport.ReceivedSnapshot, cluster.snapshot_bytes_max).
 	ReceivedSnapshot func(index, term uint64) string
 	SnapshotBytesMax int64
+	// DropCheckpoints removes the replica's checkpoints at Open, which then
+	// replays the journal from its base: set when the configuration adds
+	// sessions or instruments, which the checkpoints' matcher states lack
+	// (doc.go, "Checkpoints").
+	DropCheckpoints bool
 }
 
 // Node is one replica: Raft (etcd's RawNode, with AsyncStorageWrites,
@@ -144,7 +149,7 @@ func Open(cfg NodeConfig) (*Node, error) {
 	fresh := errors.Is(statErr, os.ErrNotExist)
 	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, LogConfig{Journal: cfg.Journal,
 		EntriesInMemoryMax: cfg.EntriesInMemoryMax, NewState: cfg.NewState, Logger: cfg.Logger,
-		ReceivedSnapshot: cfg.ReceivedSnapshot, SnapshotBytesMax: cfg.SnapshotBytesMax})
+		ReceivedSnapshot: cfg.ReceivedSnapshot, SnapshotBytesMax: cfg.SnapshotBytesMax, DropCheckpoints: cfg.DropCheckpoints})
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +184,9 @@ func Open(cfg NodeConfig) (*Node, error) {
 	return n, nil
 }
 
-// replayCommitted applies the journal's records up to the last committed
-// entry; the uncommitted tail waits for Raft to commit or replace it.
+// replayCommitted restores the newest checkpoint (or else the base) and
+// applies the journal's records after it up to the last committed entry;
+// the uncommitted tail waits for Raft to commit or replace it.
 func (n *Node) replayCommitted() error {
 	commit := n.log.state.commit
 	end, ok := n.log.SeqEnd(commit)
@@ -188,8 +194,12 @@ func (n *Node) replayCommitted() error {
 		return fmt.Errorf("%w: commit index %d not in the log", ErrCorrupt, commit)
 	}
 	from := uint64(0)
-	if base := n.log.base; base != nil {
-		next, state, err := snapshotNext(base)
+	start, what := n.log.base, "the Raft snapshot"
+	if n.log.checkpoint != nil {
+		start, what = n.log.checkpoint, "the checkpoint"
+	}
+	if start != nil {
+		next, state, err := snapshotNext(start)
 		if err != nil {
 			return err
 		}
@@ -197,7 +207,11 @@ func (n *Node) replayCommitted() error {
 			return fmt.Errorf("cluster: the log starts after a Raft snapshot but this node cannot restore one")
 		}
 		if err := n.cfg.Restore(state, next); err != nil {
-			return fmt.Errorf("cluster: restoring the Raft snapshot at index %d: %w", base.GetMetadata().GetIndex(), err)
+			if start == n.log.checkpoint {
+				return fmt.Errorf("cluster: restoring %s at index %d (%s; remove it, and the start replays from an older one or the journal's base): %w",
+					what, start.GetMetadata().GetIndex(), checkpointPath(n.cfg.Dir, start.GetMetadata().GetIndex()), err)
+			}
+			return fmt.Errorf("cluster: restoring %s at index %d: %w", what, start.GetMetadata().GetIndex(), err)
 		}
 		n.committed.Store(int64(next) - 1)
 		from = next
@@ -211,6 +225,10 @@ func (n *Node) replayCommitted() error {
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: replaying committed commands: %w", err)
+	}
+	if start == n.log.checkpoint && start != nil {
+		n.cfg.Logger.Info("cluster: started from a checkpoint", "index", start.GetMetadata().GetIndex(), "from_seq", from,
+			"replayed_commands", max(0, end-int64(from)+1))
 	}
 	n.appliedIndex = commit
 	return nil
@@ -598,6 +616,10 @@ func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
 
 // Truncations counts the uncommitted tails this node cut since it opened.
 func (n *Node) Truncations() uint64 { return n.log.truncations }
+
+// Checkpoints are the replica's checkpoint figures (doc.go, "Checkpoints"),
+// read from any goroutine.
+func (n *Node) Checkpoints() *CheckpointStats { return &n.log.checkpoints }
 
 // Err is the fail-stop error, if any.
 func (n *Node) Err() error { return n.failed }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -55,12 +56,20 @@ type Log struct {
 	// newState makes the fresh state a build replays into (nil: none built).
 	base, built *raftpb.Snapshot
 	newState    func() (State, error)
+	// checkpoint is the checkpoint Open restores (nil: none; doc.go,
+	// "Checkpoints"); it is also built, the start of the next build.
+	checkpoint *raftpb.Snapshot
 	// received hands over the file a snapshot was received into
 	// (LogConfig.ReceivedSnapshot); snapshotBytesMax bounds a snapshot built.
 	received         func(index, term uint64) string
 	snapshotBytesMax int64
 	building         bool
 	buildDone        chan builtSnapshot
+	// buildStop makes a build in flight give up (stopBuilding).
+	buildStop atomic.Bool
+	// checkpoints: the newest checkpoint's index, and the builds or writes
+	// that failed (CheckpointStats).
+	checkpoints CheckpointStats
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
@@ -80,7 +89,10 @@ type LogConfig struct {
 	// SnapshotBytesMax bounds a snapshot this node builds (default
 	// DefaultSnapshotBytesMax).
 	SnapshotBytesMax int64
-	Logger           *slog.Logger
+	// DropCheckpoints removes the checkpoints at Open instead of restoring
+	// one (NodeConfig.DropCheckpoints).
+	DropCheckpoints bool
+	Logger          *slog.Logger
 }
 
 // OpenLog opens (or creates) the replica files in dir for node nodeID of
@@ -136,6 +148,9 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	l.state.commit = max(l.state.commit, l.baseIndex())
 	if end := l.baseIndex() + uint64(len(all)); l.state.commit > end {
 		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, end)
+	}
+	if err := l.openCheckpoint(all, cfg.DropCheckpoints); err != nil {
+		return nil, err
 	}
 	if err := l.load(all); err != nil {
 		return nil, err
@@ -415,7 +430,8 @@ func (l *Log) SetHardState(term, vote, commit uint64) error {
 // Compact drops entries from memory (never from disk) once more than
 // EntriesInMemoryMax entries or EntriesInMemoryBytesMax bytes are held,
 // down to half of each bound, keeping every entry after applied. The
-// hysteresis keeps the copying MemoryStorage.Compact does rare.
+// hysteresis keeps the copying MemoryStorage.Compact does rare. Each
+// compaction starts a build of the snapshot at its point.
 func (l *Log) Compact(applied uint64) error {
 	if len(l.metas) <= l.entriesMax && l.memBytes <= l.bytesMax {
 		return nil
@@ -429,16 +445,21 @@ func (l *Log) Compact(applied uint64) error {
 	if drop == 0 {
 		return nil
 	}
-	if err := l.mem.Compact(l.metas[drop-1].index); err != nil {
+	need := l.metas[drop-1].index
+	if err := l.mem.Compact(need); err != nil {
 		return err
 	}
 	l.metas = l.metas[drop:]
 	l.memBytes = bytes
-	return nil
+	// The snapshot of the compaction point is what a follower behind it
+	// needs, and it is the next checkpoint (doc.go, "Checkpoints").
+	l.pollBuild()
+	return l.startBuild(need)
 }
 
-// Close closes the files.
+// Close closes the files, once a build in flight has given up.
 func (l *Log) Close() error {
+	l.stopBuilding()
 	var errs []error
 	if l.w != nil {
 		errs = append(errs, l.w.Close())

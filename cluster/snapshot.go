@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -356,14 +357,15 @@ func (l *Log) loadBase() (uint64, error) {
 
 // finishInstall moves every live segment of the journal to
 // replaced-<index>/ (they hold commands the snapshot covers, or a tail the
-// leader replaced), and the journal snapshots with them (each taken at a
-// command the journal no longer holds: a reader starting from one would
-// find no command after it), then renames raft.snapshot.tmp into place. No
+// leader replaced), and the journal snapshots and the checkpoints with them
+// (each taken at a command the journal no longer holds: a reader starting
+// from one would find no command after it), then renames raft.snapshot.tmp into place. No
 // writer is open.
 func (l *Log) finishInstall(s *raftpb.Snapshot) error {
 	segs, _ := filepath.Glob(filepath.Join(l.dir, "journal-*.seg"))
 	snaps, _ := filepath.Glob(filepath.Join(l.dir, "snapshot-*.snap"))
-	segs = append(segs, snaps...)
+	checkpoints, _ := filepath.Glob(filepath.Join(l.dir, checkpointPrefix+"*"))
+	segs = append(append(segs, snaps...), checkpoints...)
 	if len(segs) > 0 {
 		to := filepath.Join(l.dir, fmt.Sprintf("%s%020d", replacedDirPrefix, s.GetMetadata().GetIndex()))
 		if err := os.MkdirAll(to, 0o755); err != nil {
@@ -405,6 +407,7 @@ func (l *Log) installSnapshot(s *raftpb.Snapshot) ([]byte, uint64, error) {
 	if err := l.placeSnapshotFile(filepath.Join(l.dir, snapshotFile+".tmp"), s); err != nil {
 		return nil, 0, err
 	}
+	l.stopBuilding()
 	if err := l.w.Close(); err != nil {
 		return nil, 0, err
 	}
@@ -417,6 +420,7 @@ func (l *Log) installSnapshot(s *raftpb.Snapshot) ([]byte, uint64, error) {
 		return nil, 0, err
 	}
 	l.base, l.built = s, nil
+	l.checkpoints.Index.Store(0) // moved aside with the segments
 	l.mem = raft.NewMemoryStorage()
 	if err := l.mem.ApplySnapshot(metaOnly(s)); err != nil {
 		return nil, 0, err
@@ -433,51 +437,98 @@ type builtSnapshot struct {
 
 // Snapshot serves a follower too far behind (raft.Storage): the newest
 // snapshot at or after the compaction point. When there is none, one is
-// built on a background goroutine, by replaying the journal from the base
-// (or the start) up to the compaction point into a fresh State, and Raft
-// is told to retry (it does, on the next heartbeat response).
+// built on a background goroutine (startBuild), and Raft is told to retry
+// (it does, on the next heartbeat response).
 func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
 	first, _ := l.mem.FirstIndex()
 	need := first - 1
-	select {
-	case b := <-l.buildDone:
-		l.building = false
-		if b.err != nil {
-			l.logger.Error("cluster: building a Raft snapshot failed", "err", b.err)
-		} else {
-			l.built = b.snap
-		}
-	default:
-	}
+	l.pollBuild()
 	for _, s := range []*raftpb.Snapshot{l.built, l.base} {
 		if s != nil && s.GetMetadata().GetIndex() >= need {
 			return s, nil
 		}
 	}
-	if !l.building && l.newState != nil && need > 0 {
-		term, err := l.mem.Term(need)
-		if err != nil {
-			return nil, err
-		}
-		end, ok := l.SeqEnd(need)
-		if !ok {
-			return nil, raft.ErrSnapshotTemporarilyUnavailable
-		}
-		l.building = true
-		go func(base *raftpb.Snapshot) {
-			s, err := buildSnapshot(l.dir, base, l.newState, l.voters, need, term, end, l.snapshotBytesMax)
-			l.buildDone <- builtSnapshot{snap: s, err: err}
-		}(l.base)
+	if err := l.startBuild(need); err != nil {
+		return nil, err
 	}
 	return nil, raft.ErrSnapshotTemporarilyUnavailable
 }
 
-// buildSnapshot replays the committed commands up to lastSeq onto the base
-// (or an empty state) and saves the result as the snapshot of entry index.
+// pollBuild takes the background build's result once it is ready. A build
+// that finished after a Raft snapshot replaced the log is dropped.
+func (l *Log) pollBuild() {
+	select {
+	case b := <-l.buildDone:
+		l.building = false
+		switch {
+		case b.err != nil && b.snap == nil:
+			l.logger.Error("cluster: building a Raft snapshot failed", "err", b.err)
+		case b.snap.GetMetadata().GetIndex() <= l.baseIndex():
+		default:
+			if b.err != nil {
+				l.logger.Error("cluster: a snapshot was built but not kept as a checkpoint; the next start replays from an older one",
+					"index", b.snap.GetMetadata().GetIndex(), "err", b.err)
+			}
+			l.built = b.snap
+		}
+	default:
+	}
+}
+
+// startBuild starts building the snapshot of entry need (applied, in
+// memory or the one before them) on a background goroutine, unless one is
+// being built or this node cannot build any. The build replays the journal
+// from the newest snapshot this node holds (the last one built, or the
+// base, or the start) up to need's last command into a fresh State, and
+// keeps the result as a checkpoint (checkpoint.go) before it hands it back.
+func (l *Log) startBuild(need uint64) error {
+	if l.building || l.newState == nil || need == 0 {
+		return nil
+	}
+	term, err := l.mem.Term(need)
+	if err != nil {
+		return err
+	}
+	end, ok := l.SeqEnd(need)
+	if !ok {
+		return raft.ErrSnapshotTemporarilyUnavailable
+	}
+	from := l.base
+	if l.built != nil && l.built.GetMetadata().GetIndex() > l.baseIndex() {
+		from = l.built
+	}
+	l.building = true
+	l.buildStop.Store(false)
+	go func() {
+		s, err := buildSnapshot(l.dir, from, l.newState, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
+		if err == nil {
+			err = writeCheckpoint(l.dir, s)
+		}
+		l.buildDone <- builtSnapshot{snap: s, err: err}
+	}()
+	return nil
+}
+
+// errBuildStopped ends a build stopBuilding stopped.
+var errBuildStopped = errors.New("cluster: snapshot build stopped")
+
+// stopBuilding makes a build in flight give up and waits for it: before
+// the files it reads move (a snapshot install) or close.
+func (l *Log) stopBuilding() {
+	if !l.building {
+		return
+	}
+	l.buildStop.Store(true)
+	<-l.buildDone
+	l.building = false
+}
+
+// buildSnapshot replays the committed commands up to lastSeq onto base
+// (a snapshot before them, or nil: an empty state) and saves the result as the snapshot of entry index.
 // It reads the journal while the writer appends: every record up to
 // lastSeq is complete on disk, and it reads no further.
 func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, error), voters []uint64,
-	index, term uint64, lastSeq int64, bytesMax int64) (*raftpb.Snapshot, error) {
+	index, term uint64, lastSeq int64, bytesMax int64, stop *atomic.Bool) (*raftpb.Snapshot, error) {
 	st, err := newState()
 	if err != nil {
 		return nil, err
@@ -493,7 +544,13 @@ func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, er
 		}
 		from = next
 	}
-	if err := applyJournal(dir, from, lastSeq, slog.New(slog.DiscardHandler), st.Apply); err != nil {
+	apply := func(seq uint64, cmd []byte) error {
+		if stop.Load() {
+			return errBuildStopped
+		}
+		return st.Apply(seq, cmd)
+	}
+	if err := applyJournal(dir, from, lastSeq, slog.New(slog.DiscardHandler), apply); err != nil {
 		return nil, fmt.Errorf("cluster: building a snapshot: %w", err)
 	}
 	data, err := st.Save()

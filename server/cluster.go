@@ -381,7 +381,11 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		Dir: dir, Journal: jc, ElectionTicks: cl.ElectionTicks(),
 		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log,
 		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore,
-		ReceivedSnapshot: c.tr.ReceivedSnapshot, SnapshotBytesMax: cl.SnapshotBytesMax})
+		ReceivedSnapshot: c.tr.ReceivedSnapshot, SnapshotBytesMax: cl.SnapshotBytesMax,
+		// A checkpoint's matcher state lists the instruments and sessions of
+		// its day: one taken before some were configured does not fit
+		// (cluster/doc.go, "Checkpoints").
+		DropCheckpoints: terms0 != nil && terms0.snapshotsPredate()})
 	if err != nil {
 		c.tr.Close()
 		c.closeFeed()
@@ -1240,6 +1244,12 @@ func (c *ClusterNode) registerMetrics() {
 			func() float64 { return float64(c.mismatches.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_hash_checks_total", Help: "Snapshot points where this replica's events hash equalled the leader's."},
 			func() float64 { return float64(c.check.Checked.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_checkpoint_index",
+			Help: "Raft index of the newest checkpoint this node kept, which its next start restores (0: none; cluster/doc.go, \"Checkpoints\")."},
+			func() float64 { return float64(c.node.Checkpoints().Index.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_checkpoint_failures_total",
+			Help: "Snapshot builds or checkpoint writes that failed since start (the log says why): the next start replays from an older checkpoint."},
+			func() float64 { return float64(c.node.Checkpoints().Failures.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_conns_rejected_total", Help: "Peer connections refused (garbage, other cluster)."},
 			func() float64 { return float64(ts.ConnsRejected.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_frames_bad_total", Help: "Peer frames with a bad length, CRC or message."},

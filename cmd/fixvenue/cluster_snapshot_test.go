@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +105,13 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	}
 	h.checkClients()
 	h.quiesce(30 * time.Second)
+	before := make([]nodeStatus, 3)
+	for i := range 3 {
+		var err error
+		if before[i], err = h.nodeStatus(i); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h.verifyJournals()
 	// Its journal starts after the snapshot: a dump from seq 0 says the
 	// commands before are in the snapshot, none missing (exit 0).
@@ -113,6 +122,60 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 			code, lastLines(stdout, 3), stderr)
 	}
 	t.Logf("journal dump on the follower: %s", strings.TrimSpace(stderr))
+	restartFromCheckpoints(t, h, before, []int{l, other})
+}
+
+// restartFromCheckpoints starts the three stopped nodes again: each of
+// those in from kept checkpoints as its in-memory log was compacted, and
+// restores the newest, replaying only the commands after it (its log says
+// how many, fewer than it holds). The cluster then agrees as it did: the
+// same committed seq, and for the followers the same events hash, feed
+// and tape as before the stop (cluster/doc.go, "Checkpoints").
+func restartFromCheckpoints(t *testing.T, h *clusterHarness, before []nodeStatus, from []int) {
+	t.Helper()
+	h.startAll()
+	h.leader(30 * time.Second)
+	h.quiesce(60 * time.Second)
+	replayed := regexp.MustCompile(`started from a checkpoint.* index=(\d+) from_seq=(\d+) replayed_commands=(\d+)`)
+	for _, i := range from {
+		m := replayed.FindStringSubmatch(h.procs[i].logs())
+		if m == nil {
+			t.Fatalf("node %d did not start from a checkpoint:\n%s", i+1, lastLines(h.procs[i].logs(), 40))
+		}
+		if fromSeq, _ := strconv.ParseInt(m[2], 10, 64); fromSeq == 0 {
+			t.Fatalf("node %d restored a checkpoint before any command: %s", i+1, m[0])
+		}
+		index, _ := strconv.ParseFloat(m[1], 64)
+		if got := metricstest.Float(t, metricstest.Scrape(t, h.status[i]), "fixvenue_cluster_checkpoint_index"); got < index {
+			t.Fatalf("node %d: fixvenue_cluster_checkpoint_index %v, its start restored index %v", i+1, got, index)
+		}
+		t.Logf("node %d: %s", i+1, m[0])
+	}
+	var followers []nodeStatus
+	for i := range 3 {
+		st, err := h.nodeStatus(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.CommittedSeq < before[i].CommittedSeq {
+			t.Fatalf("node %d restarted at committed seq %d, before the stop %d", i+1, st.CommittedSeq, before[i].CommittedSeq)
+		}
+		if st.Serving {
+			continue
+		}
+		followers = append(followers, st)
+		if st.CommittedSeq == before[i].CommittedSeq && before[i].EventsHash != "" && st.EventsHash != before[i].EventsHash {
+			t.Fatalf("node %d at seq %d: events hash %s after the restart, %s before", i+1, st.CommittedSeq, st.EventsHash, before[i].EventsHash)
+		}
+	}
+	if len(followers) != 2 {
+		t.Fatalf("%d followers after the restart", len(followers))
+	}
+	a, b := followers[0], followers[1]
+	if a.EventsHash == "" || a.EventsHash != b.EventsHash || a.FeedStateHash != b.FeedStateHash || a.FeedNextSeq != b.FeedNextSeq ||
+		a.TapeHash != b.TapeHash {
+		t.Fatalf("followers after the restart differ: %+v and %+v", a, b)
+	}
 }
 
 // TestClusterSessionAddedAfterARaftSnapshot: a follower catches up from a

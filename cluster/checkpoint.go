@@ -1,0 +1,175 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Checkpoints (doc.go, "Checkpoints"): every snapshot a replica builds is
+// also kept on its disk, so that its next start restores the newest one and
+// replays only the journal after it, and its next build starts from it.
+const (
+	checkpointPrefix = "checkpoint-"
+	checkpointSuffix = ".snap"
+	// checkpointsKept is how many checkpoints a replica keeps: the newest,
+	// and one before it in case the newest is damaged.
+	checkpointsKept = 2
+)
+
+// CheckpointStats are a replica's checkpoint figures, read from any
+// goroutine.
+type CheckpointStats struct {
+	// Index is the Raft index of the newest checkpoint kept (0: none).
+	Index atomic.Uint64
+	// Failures counts snapshot builds and checkpoint writes that failed.
+	Failures atomic.Uint64
+}
+
+func checkpointPath(dir string, index uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%s%020d%s", checkpointPrefix, index, checkpointSuffix))
+}
+
+// checkpointFile is one checkpoint on disk.
+type checkpointFile struct {
+	index uint64
+	path  string
+}
+
+// listCheckpoints returns the checkpoint files in dir, newest first (a
+// name that does not parse is not one; a writer's .tmp file neither).
+func listCheckpoints(dir string) ([]checkpointFile, error) {
+	names, err := filepath.Glob(filepath.Join(dir, checkpointPrefix+"*"+checkpointSuffix))
+	if err != nil {
+		return nil, err
+	}
+	var out []checkpointFile
+	for _, p := range names {
+		num := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), checkpointPrefix), checkpointSuffix)
+		index, err := strconv.ParseUint(num, 10, 64)
+		if err != nil || len(num) != 20 {
+			continue
+		}
+		out = append(out, checkpointFile{index: index, path: p})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].index > out[j].index })
+	return out, nil
+}
+
+// writeCheckpoint keeps s in dir as the checkpoint of its index: written
+// to a temporary file, synced, renamed into place and the directory
+// synced, so a crash leaves the whole file or none. The checkpoints beyond
+// checkpointsKept are then removed, oldest first.
+func writeCheckpoint(dir string, s *raftpb.Snapshot) error {
+	path := checkpointPath(dir, s.GetMetadata().GetIndex())
+	if err := writeSnapshotFile(path+".tmp", s); err != nil {
+		return err
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	all, err := listCheckpoints(dir)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	var errs []error
+	for _, old := range all[min(len(all), checkpointsKept):] {
+		if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeCheckpoints removes every checkpoint in dir (and a write's leftover
+// .tmp), returning how many there were.
+func removeCheckpoints(dir string) (int, error) {
+	all, err := listCheckpoints(dir)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: %w", err)
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, checkpointPrefix+"*"+checkpointSuffix+".tmp"))
+	for _, p := range tmps {
+		os.Remove(p)
+	}
+	for _, c := range all {
+		if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("cluster: %w", err)
+		}
+	}
+	if len(all) > 0 {
+		return len(all), syncDir(dir)
+	}
+	return 0, nil
+}
+
+// openCheckpoint sets the checkpoint Open restores, or removes them all
+// when drop is set. A node that cannot build snapshots (no NewState) has
+// none to restore.
+func (l *Log) openCheckpoint(all []entryMeta, drop bool) error {
+	if drop {
+		n, err := removeCheckpoints(l.dir)
+		if n > 0 {
+			l.logger.Info("cluster: checkpoints removed: the configuration adds sessions or instruments they do not hold; this start replays the journal from its base",
+				"removed", n)
+		}
+		return err
+	}
+	if l.newState == nil {
+		return nil
+	}
+	s, err := l.loadCheckpoint(all)
+	if err != nil || s == nil {
+		return err
+	}
+	l.checkpoint, l.built = s, s
+	l.checkpoints.Index.Store(s.GetMetadata().GetIndex())
+	return nil
+}
+
+// loadCheckpoint finds the newest checkpoint a start may restore: valid
+// (a damaged one is passed over, with a warning), after the base, at or
+// before the commit index, and at an entry boundary of the log read
+// (all, the entries after the base), its next seq the one after that
+// entry's commands. It returns nil when none is.
+func (l *Log) loadCheckpoint(all []entryMeta) (*raftpb.Snapshot, error) {
+	files, err := listCheckpoints(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	base := l.baseIndex()
+	for _, f := range files {
+		if f.index <= base || f.index > l.state.commit {
+			continue // from before a Raft snapshot replaced the log, or (never written so) past what is committed
+		}
+		s, err := readSnapshotFile(f.path, l.voters)
+		if err == nil && s.GetMetadata().GetIndex() != f.index {
+			err = fmt.Errorf("%w: %s holds the snapshot of index %d", ErrCorrupt, f.path, s.GetMetadata().GetIndex())
+		}
+		var next uint64
+		if err == nil {
+			next, _, err = snapshotNext(s)
+		}
+		if err == nil {
+			if k := f.index - base - 1; k >= uint64(len(all)) || all[k].term != s.GetMetadata().GetTerm() || all[k].nextSeq() != next {
+				err = fmt.Errorf("%w: %s (index %d, next seq %d) does not match the log's entry", ErrCorrupt, f.path, f.index, next)
+			}
+		}
+		if err != nil {
+			l.logger.Warn("cluster: checkpoint passed over", "file", f.path, "err", err)
+			continue
+		}
+		return s, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,205 @@
+package cluster
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/fixvenue/fixvenue/core"
+	"github.com/fixvenue/fixvenue/journal"
+)
+
+// stateReplica is a one-node cluster over a real matcher that can build
+// and restore snapshots, counting the commands Open applies.
+type stateReplica struct {
+	m       *core.Matcher
+	hash    *journal.HashSink
+	applied int
+	log     bytes.Buffer
+}
+
+// openStateReplica opens a one-node cluster in dir with a memory window of
+// 16 entries and ticks it until it serves.
+func openStateReplica(t *testing.T, dir string, drop bool) (*Node, *stateReplica) {
+	t.Helper()
+	r := &stateReplica{hash: journal.NewHashSink()}
+	var err error
+	if r.m, err = core.NewMatcher(testMatcherConfig()); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(NodeConfig{ClusterID: 5, NodeID: 1, Voters: []uint64{1}, Dir: dir, EntriesInMemoryMax: 16,
+		Apply: func(_ uint64, cmd []byte) error { r.applied++; return r.m.Apply(cmd, r.hash) },
+		Send:  func(*raftpb.Message) {}, Logger: slog.New(slog.NewTextHandler(&r.log, nil)), DropCheckpoints: drop,
+		NewState: func() (State, error) { return NewMatcherState(testMatcherConfig(), nil) },
+		Restore: func(state []byte, _ uint64) error {
+			st, err := NewMatcherState(testMatcherConfig(), nil)
+			if err == nil {
+				err = st.Load(state)
+			}
+			if err == nil {
+				r.m, r.hash = st.Matcher, st.Hash
+			}
+			return err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		n.Tick()
+		if err := n.Process(); err != nil {
+			t.Fatal(err)
+		}
+		if n.Serving() {
+			return n, r
+		}
+	}
+	t.Fatal("a single node did not elect itself")
+	return nil, nil
+}
+
+// waitBuilt waits (bounded) for n's background snapshot build to finish.
+func waitBuilt(t *testing.T, n *Node) {
+	t.Helper()
+	for range 1000 {
+		if n.log.pollBuild(); !n.log.building {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("a snapshot build did not finish in 5 s")
+}
+
+// tradeCheckpointed commits 200 batches of 3 commands through n (each
+// compaction builds a checkpoint from the one before) and returns the
+// committed seq and the events hash.
+func tradeCheckpointed(t *testing.T, n *Node, r *stateReplica) (int64, uint64) {
+	t.Helper()
+	flow := newOrderFlow(7)
+	for range 200 {
+		commitBatch(t, n, flow, 3)
+	}
+	waitBuilt(t, n)
+	return n.Committed().Load(), r.hash.Sum64()
+}
+
+// A replica keeps its snapshots as checkpoints (at most checkpointsKept),
+// and a restart restores the newest and replays only the commands after
+// it: the same committed seq and events hash as the replica had, though it
+// applied a fraction of the commands.
+func TestRestartFromCheckpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	n, r := openStateReplica(t, dir, false)
+	committed, hash := tradeCheckpointed(t, n, r)
+	files, err := listCheckpoints(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 || len(files) > checkpointsKept {
+		t.Fatalf("%d checkpoints on disk, want 1 to %d", len(files), checkpointsKept)
+	}
+	newest, err := readSnapshotFile(files[0].path, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _, err := snapshotNext(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, r = openStateReplica(t, dir, false)
+	defer n.Close()
+	if got := n.Committed().Load(); got < committed {
+		t.Fatalf("after restart committed %d, was %d", got, committed)
+	}
+	if want := int(committed - int64(next) + 1); r.applied != want {
+		t.Fatalf("the start applied %d commands; from the checkpoint of index %d (next seq %d) it should apply %d",
+			r.applied, files[0].index, next, want)
+	}
+	if r.hash.Sum64() != hash {
+		t.Fatalf("events hash after restart %016x, before %016x", r.hash.Sum64(), hash)
+	}
+	if !bytes.Contains(r.log.Bytes(), []byte("started from a checkpoint")) {
+		t.Fatalf("no log line for the checkpoint:\n%s", r.log.String())
+	}
+}
+
+// A damaged newest checkpoint is passed over with a warning and the one
+// before it is restored; with none left the start replays the journal
+// from the start. The state is the same either way.
+func TestRestartPassesOverDamagedCheckpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	n, r := openStateReplica(t, dir, false)
+	committed, hash := tradeCheckpointed(t, n, r)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := listCheckpoints(dir)
+	if err != nil || len(files) != checkpointsKept {
+		t.Fatalf("%d checkpoints (%v), want %d", len(files), err, checkpointsKept)
+	}
+	damage := func(path string) { // its last byte cut: the CRC fails
+		st, err := os.Stat(path)
+		if err == nil {
+			err = os.Truncate(path, st.Size()-1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(files[0].path)
+	older, err := readSnapshotFile(files[1].path, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _, _ := snapshotNext(older)
+	n, r = openStateReplica(t, dir, false)
+	if want := int(committed - int64(next) + 1); r.applied != want || r.hash.Sum64() != hash {
+		t.Fatalf("from the older checkpoint: applied %d (want %d), hash %016x (want %016x)", r.applied, want, r.hash.Sum64(), hash)
+	}
+	if !bytes.Contains(r.log.Bytes(), []byte("checkpoint passed over")) {
+		t.Fatalf("no warning for the damaged checkpoint:\n%s", r.log.String())
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The restart's first entries compacted the window again, which
+	// built a checkpoint: every one there is is damaged now.
+	files, _ = listCheckpoints(dir)
+	for _, f := range files {
+		damage(f.path)
+	}
+	n, r = openStateReplica(t, dir, false)
+	defer n.Close()
+	if r.applied != int(committed)+1 || r.hash.Sum64() != hash {
+		t.Fatalf("from the start: applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.hash.Sum64(), hash)
+	}
+}
+
+// DropCheckpoints (a configuration that adds sessions or instruments)
+// removes them and replays the whole journal.
+func TestDropCheckpointsReplaysFromTheStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	n, r := openStateReplica(t, dir, false)
+	committed, hash := tradeCheckpointed(t, n, r)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, r = openStateReplica(t, dir, true)
+	defer n.Close()
+	if r.applied != int(committed)+1 || r.hash.Sum64() != hash {
+		t.Fatalf("applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.hash.Sum64(), hash)
+	}
+	if files, _ := listCheckpoints(dir); len(files) != 0 {
+		t.Fatalf("%d checkpoints left", len(files))
+	}
+	if !bytes.Contains(r.log.Bytes(), []byte("checkpoints removed")) {
+		t.Fatalf("no log line for the removal:\n%s", r.log.String())
+	}
+}
