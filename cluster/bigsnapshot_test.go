@@ -54,8 +54,10 @@ func (p tapePart) Event(ev []byte) error {
 
 // venueState is a replica state as the venue's: the matcher, the events
 // hash, the feed's state derived from events and the console's tape.
-func venueState() (*MatcherState, error) {
-	cfg := bigMatcherConfig()
+func venueState() (*MatcherState, error) { return venueStateOf(bigMatcherConfig()) }
+
+// venueStateOf is venueState over a matcher configured by cfg.
+func venueStateOf(cfg core.Config) (*MatcherState, error) {
 	tick, err := decimal.ParseTick("0.01")
 	if err != nil {
 		return nil, err

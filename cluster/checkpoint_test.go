@@ -10,42 +10,65 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
-	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
-// stateReplica is a one-node cluster over a real matcher that can build
-// and restore snapshots, counting the commands Open applies.
+// stateReplica is a one-node cluster over a real replica state (a
+// matcher, its events hash and any parts) that can build and restore
+// snapshots, counting the commands Open applies.
 type stateReplica struct {
-	m       *core.Matcher
-	hash    *journal.HashSink
+	st      *MatcherState
 	applied int
 	log     bytes.Buffer
 }
 
-// openStateReplica opens a one-node cluster in dir with a memory window of
-// 16 entries and ticks it until it serves.
-func openStateReplica(t *testing.T, dir string, drop bool) (*Node, *stateReplica) {
+// plainState is a matcher and its events hash, no parts.
+func plainState() (*MatcherState, error) { return NewMatcherState(testMatcherConfig(), nil) }
+
+// stateReplicaConfig configures a one-node cluster in dir over a state
+// from newState, with a memory window of 16 entries (unless edit changes
+// it).
+func stateReplicaConfig(t testing.TB, dir string, drop bool, newState func() (*MatcherState, error),
+	edit ...func(*NodeConfig)) (NodeConfig, *stateReplica) {
 	t.Helper()
-	r := &stateReplica{hash: journal.NewHashSink()}
+	r := &stateReplica{}
 	var err error
-	if r.m, err = core.NewMatcher(testMatcherConfig()); err != nil {
+	if r.st, err = newState(); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Open(NodeConfig{ClusterID: 5, NodeID: 1, Voters: []uint64{1}, Dir: dir, EntriesInMemoryMax: 16,
-		Apply: func(_ uint64, cmd []byte) error { r.applied++; return r.m.Apply(cmd, r.hash) },
+	cfg := NodeConfig{ClusterID: 5, NodeID: 1, Voters: []uint64{1}, Dir: dir, EntriesInMemoryMax: 16,
+		Apply: func(seq uint64, cmd []byte) error { r.applied++; return r.st.Apply(seq, cmd) },
 		Send:  func(*raftpb.Message) {}, Logger: slog.New(slog.NewTextHandler(&r.log, nil)), DropCheckpoints: drop,
-		NewState: func() (State, error) { return NewMatcherState(testMatcherConfig(), nil) },
+		NewState: func() (State, error) { return newState() },
 		Restore: func(state []byte, _ uint64) error {
-			st, err := NewMatcherState(testMatcherConfig(), nil)
+			st, err := newState()
 			if err == nil {
 				err = st.Load(state)
 			}
 			if err == nil {
-				r.m, r.hash = st.Matcher, st.Hash
+				r.st = st
 			}
 			return err
-		}})
+		}}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	return cfg, r
+}
+
+// openStateReplica opens stateReplicaConfig's node and ticks it until it
+// serves.
+func openStateReplica(t testing.TB, dir string, drop bool, edit ...func(*NodeConfig)) (*Node, *stateReplica) {
+	t.Helper()
+	return openStateReplicaOf(t, dir, drop, plainState, edit...)
+}
+
+// openStateReplicaOf is openStateReplica over a state from newState.
+func openStateReplicaOf(t testing.TB, dir string, drop bool, newState func() (*MatcherState, error),
+	edit ...func(*NodeConfig)) (*Node, *stateReplica) {
+	t.Helper()
+	cfg, r := stateReplicaConfig(t, dir, drop, newState, edit...)
+	n, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +107,7 @@ func tradeCheckpointed(t *testing.T, n *Node, r *stateReplica) (int64, uint64) {
 		commitBatch(t, n, flow, 3)
 	}
 	waitBuilt(t, n)
-	return n.Committed().Load(), r.hash.Sum64()
+	return n.Committed().Load(), r.st.Hash.Sum64()
 }
 
 // A replica keeps its snapshots as checkpoints (at most checkpointsKept),
@@ -122,8 +145,8 @@ func TestRestartFromCheckpoint(t *testing.T) {
 		t.Fatalf("the start applied %d commands; from the checkpoint of index %d (next seq %d) it should apply %d",
 			r.applied, files[0].index, next, want)
 	}
-	if r.hash.Sum64() != hash {
-		t.Fatalf("events hash after restart %016x, before %016x", r.hash.Sum64(), hash)
+	if r.st.Hash.Sum64() != hash {
+		t.Fatalf("events hash after restart %016x, before %016x", r.st.Hash.Sum64(), hash)
 	}
 	if !bytes.Contains(r.log.Bytes(), []byte("started from a checkpoint")) {
 		t.Fatalf("no log line for the checkpoint:\n%s", r.log.String())
@@ -160,8 +183,8 @@ func TestRestartPassesOverDamagedCheckpoint(t *testing.T) {
 	}
 	next, _, _ := snapshotNext(older)
 	n, r = openStateReplica(t, dir, false)
-	if want := int(committed - int64(next) + 1); r.applied != want || r.hash.Sum64() != hash {
-		t.Fatalf("from the older checkpoint: applied %d (want %d), hash %016x (want %016x)", r.applied, want, r.hash.Sum64(), hash)
+	if want := int(committed - int64(next) + 1); r.applied != want || r.st.Hash.Sum64() != hash {
+		t.Fatalf("from the older checkpoint: applied %d (want %d), hash %016x (want %016x)", r.applied, want, r.st.Hash.Sum64(), hash)
 	}
 	if !bytes.Contains(r.log.Bytes(), []byte("checkpoint passed over")) {
 		t.Fatalf("no warning for the damaged checkpoint:\n%s", r.log.String())
@@ -177,8 +200,8 @@ func TestRestartPassesOverDamagedCheckpoint(t *testing.T) {
 	}
 	n, r = openStateReplica(t, dir, false)
 	defer n.Close()
-	if r.applied != int(committed)+1 || r.hash.Sum64() != hash {
-		t.Fatalf("from the start: applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.hash.Sum64(), hash)
+	if r.applied != int(committed)+1 || r.st.Hash.Sum64() != hash {
+		t.Fatalf("from the start: applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.st.Hash.Sum64(), hash)
 	}
 }
 
@@ -193,13 +216,75 @@ func TestDropCheckpointsReplaysFromTheStart(t *testing.T) {
 	}
 	n, r = openStateReplica(t, dir, true)
 	defer n.Close()
-	if r.applied != int(committed)+1 || r.hash.Sum64() != hash {
-		t.Fatalf("applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.hash.Sum64(), hash)
+	if r.applied != int(committed)+1 || r.st.Hash.Sum64() != hash {
+		t.Fatalf("applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.st.Hash.Sum64(), hash)
 	}
 	if files, _ := listCheckpoints(dir); len(files) != 0 {
 		t.Fatalf("%d checkpoints left", len(files))
 	}
 	if !bytes.Contains(r.log.Bytes(), []byte("checkpoints removed")) {
 		t.Fatalf("no log line for the removal:\n%s", r.log.String())
+	}
+}
+
+// BenchmarkRestart times a replica's Open (restore and replay, before it
+// ticks) over a journal of 500,000 commands (10,000 entries), with a
+// window of 256 entries, over the venue's replica state (matcher, events
+// hash, the feed's state and the console's tape): "checkpoint"
+// restores the newest checkpoint and replays the commands after it,
+// "journal" (a node that keeps none) replays every command. Each reports
+// the commands its start applied.
+func BenchmarkRestart(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "n1")
+	noSync := func(c *NodeConfig) {
+		c.EntriesInMemoryMax = 256
+		c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
+	}
+	newState := func() (*MatcherState, error) { return venueStateOf(testMatcherConfig()) }
+	n, _ := openStateReplicaOf(b, dir, false, newState, noSync)
+	flow := newOrderFlow(7)
+	for range 10_000 {
+		if err := n.Propose(flow.batch(b, n.ProposeNext(), 50)); err != nil {
+			b.Fatal(err)
+		}
+		if err := n.Process(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 1000 {
+		if n.log.pollBuild(); !n.log.building {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := n.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		edit func(*NodeConfig)
+	}{
+		{"checkpoint", func(*NodeConfig) {}},
+		{"journal", func(c *NodeConfig) { c.NewState, c.Restore = nil, nil }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			applied := 0
+			for b.Loop() {
+				b.StopTimer()
+				cfg, r := stateReplicaConfig(b, dir, false, newState, noSync, bc.edit)
+				b.StartTimer()
+				n, err := Open(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				applied = r.applied
+				if err := n.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(applied), "commands/start")
+		})
 	}
 }
