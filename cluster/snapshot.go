@@ -477,13 +477,22 @@ func (l *Log) pollBuild() {
 
 // startBuild starts building the snapshot of entry need (applied, in
 // memory or the one before them) on a background goroutine, unless one is
-// being built or this node cannot build any. The build replays the journal
+// being built, one held is at or after need, or this node cannot build any. The build replays the journal
 // from the newest snapshot this node holds (the last one built, or the
 // base, or the start) up to need's last command into a fresh State, and
 // keeps the result as a checkpoint (checkpoint.go) before it hands it back.
 func (l *Log) startBuild(need uint64) error {
 	if l.building || l.newState == nil || need == 0 {
 		return nil
+	}
+	for _, s := range []*raftpb.Snapshot{l.built, l.base} {
+		if s != nil && s.GetMetadata().GetIndex() >= need {
+			// It serves a follower behind need (Raft takes any snapshot
+			// from there on), and a build from it cannot go back to need:
+			// a start restored it, and the window it read holds entries
+			// before it (entries_in_memory raised, or a compaction by bytes).
+			return nil
+		}
 	}
 	term, err := l.mem.Term(need)
 	if err != nil {
@@ -543,6 +552,9 @@ func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, er
 			return nil, err
 		}
 		from = next
+	}
+	if lastSeq < int64(from)-1 {
+		return nil, fmt.Errorf("cluster: building the snapshot of index %d (commands to seq %d) from one after it (next seq %d)", index, lastSeq, from)
 	}
 	apply := func(seq uint64, cmd []byte) error {
 		if stop.Load() {
