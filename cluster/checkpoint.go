@@ -19,6 +19,9 @@ import (
 const (
 	checkpointPrefix = "checkpoint-"
 	checkpointSuffix = ".snap"
+	// checkpointPartSuffix marks a checkpoint being written: not the
+	// journal's ".tmp", which a journal.Open (a truncation's) removes.
+	checkpointPartSuffix = ".part"
 	// checkpointsKept is how many checkpoints a replica keeps: the newest,
 	// and one before it in case the newest is damaged.
 	checkpointsKept = 2
@@ -44,7 +47,7 @@ type checkpointFile struct {
 }
 
 // listCheckpoints returns the checkpoint files in dir, newest first (a
-// name that does not parse is not one; a writer's .tmp file neither).
+// name that does not parse is not one; a file being written neither).
 func listCheckpoints(dir string) ([]checkpointFile, error) {
 	names, err := filepath.Glob(filepath.Join(dir, checkpointPrefix+"*"+checkpointSuffix))
 	if err != nil {
@@ -64,15 +67,15 @@ func listCheckpoints(dir string) ([]checkpointFile, error) {
 }
 
 // writeCheckpoint keeps s in dir as the checkpoint of its index: written
-// to a temporary file, synced, renamed into place and the directory
+// to a .part file, synced, renamed into place and the directory
 // synced, so a crash leaves the whole file or none. The checkpoints beyond
 // checkpointsKept are then removed, oldest first.
 func writeCheckpoint(dir string, s *raftpb.Snapshot) error {
 	path := checkpointPath(dir, s.GetMetadata().GetIndex())
-	if err := writeSnapshotFile(path+".tmp", s); err != nil {
+	if err := writeSnapshotFile(path+checkpointPartSuffix, s); err != nil {
 		return err
 	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := os.Rename(path+checkpointPartSuffix, path); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
@@ -91,16 +94,12 @@ func writeCheckpoint(dir string, s *raftpb.Snapshot) error {
 	return errors.Join(errs...)
 }
 
-// removeCheckpoints removes every checkpoint in dir (and a write's leftover
-// .tmp), returning how many there were.
+// removeCheckpoints removes every checkpoint in dir, returning how many
+// there were.
 func removeCheckpoints(dir string) (int, error) {
 	all, err := listCheckpoints(dir)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: %w", err)
-	}
-	tmps, _ := filepath.Glob(filepath.Join(dir, checkpointPrefix+"*"+checkpointSuffix+".tmp"))
-	for _, p := range tmps {
-		os.Remove(p)
 	}
 	for _, c := range all {
 		if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -117,6 +116,13 @@ func removeCheckpoints(dir string) (int, error) {
 // when drop is set. A node that cannot build snapshots (no NewState) has
 // none to restore.
 func (l *Log) openCheckpoint(all []entryMeta, drop bool) error {
+	// A write a crash interrupted (no build runs yet).
+	parts, _ := filepath.Glob(filepath.Join(l.dir, checkpointPrefix+"*"+checkpointPartSuffix))
+	for _, p := range parts {
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
 	if drop {
 		n, err := removeCheckpoints(l.dir)
 		if n > 0 {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -136,7 +137,15 @@ func TestRestartFromCheckpoint(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A write a crash interrupted: removed at the start, never read.
+	part := checkpointPath(dir, files[0].index+1) + checkpointPartSuffix
+	if err := os.WriteFile(part, []byte("half a checkpoint"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	n, r = openStateReplica(t, dir, false)
+	if _, err := os.Stat(part); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the interrupted write is still there (%v)", err)
+	}
 	if got := n.Committed().Load(); got < committed {
 		t.Fatalf("after restart committed %d, was %d", got, committed)
 	}

@@ -282,7 +282,8 @@
 //
 // Every snapshot a replica builds, leader or follower, is also kept in its
 // directory, in raft.snapshot's format, as checkpoint-<index, 20 digits>.snap
-// (written as .tmp, fsynced, renamed, the directory synced); the newest
+// (written as .part, fsynced, renamed, the directory synced; a .part a crash
+// left is removed at Open); the newest
 // checkpointsKept (2) are kept, the older removed. As every compaction of
 // the in-memory log starts a build (Log.Compact), a replica has one at most
 // about half of EntriesInMemoryMax entries (or EntriesInMemoryBytesMax
