@@ -389,6 +389,9 @@ type NodeStatus struct {
 	Commit       uint64 `json:"commit_index"`
 	Applied      uint64 `json:"applied_index"`
 	CommittedSeq int64  `json:"committed_seq"`
+	// CheckpointIndex is the index of the newest checkpoint this node
+	// kept, which its next start restores (0: none; doc.go, "Checkpoints").
+	CheckpointIndex uint64 `json:"checkpoint_index"`
 	// Match is, on the leader, the last index each follower has on disk.
 	Match map[uint64]uint64 `json:"match,omitempty"`
 }
@@ -399,7 +402,8 @@ func (r *Runner) Status() (NodeStatus, error) {
 	err := r.Do(func(n *Node) {
 		s := n.Status()
 		st = NodeStatus{ID: s.ID, Lead: s.Lead, Term: s.HardState.GetTerm(), State: s.RaftState.String(),
-			Commit: s.HardState.GetCommit(), Applied: n.AppliedIndex(), CommittedSeq: n.Committed().Load()}
+			Commit: s.HardState.GetCommit(), Applied: n.AppliedIndex(), CommittedSeq: n.Committed().Load(),
+			CheckpointIndex: n.Checkpoints().Index.Load()}
 		if s.RaftState == raft.StateLeader {
 			st.Match = map[uint64]uint64{}
 			for id, pr := range s.Progress {

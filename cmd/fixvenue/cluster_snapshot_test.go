@@ -149,6 +149,9 @@ func restartFromCheckpoints(t *testing.T, h *clusterHarness, before []nodeStatus
 		if got := metricstest.Float(t, metricstest.Scrape(t, h.status[i]), "fixvenue_cluster_checkpoint_index"); got < index {
 			t.Fatalf("node %d: fixvenue_cluster_checkpoint_index %v, its start restored index %v", i+1, got, index)
 		}
+		if st, err := h.nodeStatus(i); err != nil || float64(st.CheckpointIndex) < index {
+			t.Fatalf("node %d: /cluster/status checkpoint_index %d (%v), its start restored index %v", i+1, st.CheckpointIndex, err, index)
+		}
 		t.Logf("node %d: %s", i+1, m[0])
 	}
 	var followers []nodeStatus

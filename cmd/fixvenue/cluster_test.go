@@ -352,6 +352,8 @@ type nodeStatus struct {
 	FeedNextSeq   uint64 `json:"feed_next_seq"`
 	FeedStateHash string `json:"feed_state_hash"`
 	TapeHash      string `json:"tape_hash"`
+	// CheckpointIndex is the newest checkpoint's (cluster/doc.go, "Checkpoints").
+	CheckpointIndex uint64 `json:"checkpoint_index"`
 }
 
 func (h *clusterHarness) nodeStatus(i int) (nodeStatus, error) {
@@ -825,7 +827,15 @@ func sessionEnded(err error) bool {
 func TestClusterKill9Leader(t *testing.T) {
 	cycles, seed := cyclesAndSeed(t, "FIXVENUE_CLUSTER")
 	rng := rand.New(rand.NewSource(seed))
-	h := newClusterHarness(t)
+	// FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY lowers cluster.entries_in_memory,
+	// so that the nodes compact, keep checkpoints and restart from them
+	// (and followers catch up from Raft snapshots) in every few cycles.
+	var keys string
+	if n := os.Getenv("FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY"); n != "" {
+		keys = "entries_in_memory = " + n + "\n"
+	}
+	h := writeClusterConfigsWith(t, nil, false, keys, nil)
+	h.startAll()
 	// Where each failover's time went, measured from the kill -9: the new
 	// leader's "leading" log line (elected, and an entry of its term
 	// committed and applied), its "serving" line (the venue built on its
