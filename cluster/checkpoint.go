@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -26,6 +27,13 @@ const (
 	// and one before it in case the newest is damaged.
 	checkpointsKept = 2
 )
+
+// CheckpointIntervalMin is the least time between two builds that
+// compactions start: a build loads and saves the whole state, whatever
+// the commands since the last, so a busy replica, whose window may fill
+// in seconds, builds at most one a minute. A follower behind the
+// compaction point has one built whenever it needs it.
+const CheckpointIntervalMin = time.Minute
 
 // CheckpointStats are a replica's checkpoint figures, read from any
 // goroutine.

@@ -73,6 +73,7 @@ func openStateReplicaOf(t testing.TB, dir string, drop bool, newState func() (*M
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.log.checkpointEvery = 0 // a build at every compaction
 	for range 50 {
 		n.Tick()
 		if err := n.Process(); err != nil {
@@ -321,5 +322,38 @@ func BenchmarkRestart(b *testing.B) {
 			}
 			b.ReportMetric(float64(applied), "commands/start")
 		})
+	}
+}
+
+// Compactions start at most one build per checkpointEvery; a follower
+// behind the compaction point (Log.Snapshot) has one built regardless.
+func TestCheckpointBuildsAreSpaced(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	n, _ := openStateReplica(t, dir, false)
+	defer n.Close()
+	n.log.checkpointEvery = time.Hour
+	flow := newOrderFlow(9)
+	for range 100 { // a dozen compactions
+		commitBatch(t, n, flow, 3)
+		waitBuilt(t, n)
+	}
+	files, err := listCheckpoints(dir)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("%d checkpoints (%v), want the one of the first compaction", len(files), err)
+	}
+	first, _ := n.log.FirstIndex()
+	if files[0].index >= first-1 {
+		t.Fatalf("the checkpoint is at index %d, the compaction point %d: no compaction came after it", files[0].index, first-1)
+	}
+	if _, err := n.log.Snapshot(); err == nil {
+		t.Fatal("a snapshot at the compaction point was served before it was built")
+	}
+	waitBuilt(t, n)
+	s, err := n.log.Snapshot()
+	if err != nil || s.GetMetadata().GetIndex() != first-1 {
+		t.Fatalf("the snapshot for a follower: %v, index %d, want %d", err, s.GetMetadata().GetIndex(), first-1)
+	}
+	if files, _ = listCheckpoints(dir); len(files) != 2 || files[0].index != first-1 {
+		t.Fatalf("checkpoints %v after the follower's build, want the newest at %d", files, first-1)
 	}
 }

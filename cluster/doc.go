@@ -282,28 +282,31 @@
 //
 // Every snapshot a replica builds, leader or follower, is also kept in its
 // directory, in raft.snapshot's format, as checkpoint-<index, 20 digits>.snap
-// (written as .part, fsynced, renamed, the directory synced; a .part a crash
-// left is removed at Open); the newest
-// checkpointsKept (2) are kept, the older removed. As every compaction of
-// the in-memory log starts a build (Log.Compact), a replica has one at most
-// about half of EntriesInMemoryMax entries (or EntriesInMemoryBytesMax
-// bytes) behind its applied index, each built from the one before, so a
-// build replays that much of the journal, not the whole of it. Open
-// restores the newest checkpoint that is valid (a damaged one is passed over
-// with a warning, and the one before it, the base or the start is used),
-// after the base, at or before the commit index and at an entry boundary
-// of the log (its index, term and next seq those of the entry), and
-// replays only the committed commands after it: a restart's time is
-// bounded by the window, not by the days the replica has run (its log says
-// "started from a checkpoint" with the commands replayed). A Raft snapshot
-// installed moves the checkpoints aside with the segments. A checkpoint's
-// matcher state lists the sessions and instruments of its day, as a
-// journal snapshot does: a start whose configuration adds some
-// (NodeConfig.DropCheckpoints, set by the venue from its terms record)
-// removes the checkpoints and replays from the base. A build costs the
-// replay of the commands since the last one and the write of the state
-// (tens of MiB for 100k resting orders), on a background goroutine; Close
-// and an install make a build in flight give up first.
+// (written as .part, fsynced, renamed, the directory synced; a .part a
+// crash left is removed at Open); the newest checkpointsKept (2) are kept,
+// the older removed. A compaction of the in-memory log starts a build
+// (Log.Compact) unless one started within CheckpointIntervalMin (a minute:
+// a build loads and saves the whole state), so a replica's newest
+// checkpoint is about half of EntriesInMemoryMax entries (or
+// EntriesInMemoryBytesMax bytes) behind its applied index, or on a busy
+// replica up to a minute's commands more, each built from the one before:
+// a build replays that much of the journal, not the whole of it. Open
+// restores the newest checkpoint that is valid (a damaged one is passed
+// over with a warning, and the one before it, the base or the start is
+// used), after the base, at or before the commit index and at an entry
+// boundary of the log (its index, term and next seq those of the entry),
+// and replays only the committed commands after it: a restart's replay is
+// bounded by the window and that minute, not by the days the replica has
+// run (its log says "started from a checkpoint" with the commands
+// replayed). A Raft snapshot installed moves the checkpoints aside with
+// the segments. A checkpoint's matcher state lists the sessions and
+// instruments of its day, as a journal snapshot does: a start whose
+// configuration adds some (NodeConfig.DropCheckpoints, set by the venue
+// from its terms record) removes the checkpoints and replays from the
+// base. A build costs the replay of the commands since the last one and
+// the load and write of the state (tens of MiB for 100k resting orders),
+// on a background goroutine; Close and an install make a build in flight
+// give up first.
 //
 // # Limits
 //

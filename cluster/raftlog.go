@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -70,6 +71,11 @@ type Log struct {
 	// checkpoints: the newest checkpoint's index, and the builds or writes
 	// that failed (CheckpointStats).
 	checkpoints CheckpointStats
+	// checkpointEvery is the least time between two builds a compaction
+	// starts (CheckpointIntervalMin; tests lower it); lastBuild is when
+	// the last build started.
+	checkpointEvery time.Duration
+	lastBuild       time.Time
 	// truncations counts uncommitted tails cut because a leader replaced them.
 	truncations uint64
 }
@@ -115,7 +121,7 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	jcfg.FirstSeq = 0
 	jcfg.Logger = logger
 	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,
-		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState,
+		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState, checkpointEvery: CheckpointIntervalMin,
 		received: cfg.ReceivedSnapshot, snapshotBytesMax: cfg.SnapshotBytesMax, buildDone: make(chan builtSnapshot, 1)}
 	if l.snapshotBytesMax <= 0 {
 		l.snapshotBytesMax = DefaultSnapshotBytesMax
@@ -454,6 +460,9 @@ func (l *Log) Compact(applied uint64) error {
 	// The snapshot of the compaction point is what a follower behind it
 	// needs, and it is the next checkpoint (doc.go, "Checkpoints").
 	l.pollBuild()
+	if time.Since(l.lastBuild) < l.checkpointEvery {
+		return nil
+	}
 	return l.startBuild(need)
 }
 

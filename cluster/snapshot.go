@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -506,7 +507,7 @@ func (l *Log) startBuild(need uint64) error {
 	if l.built != nil && l.built.GetMetadata().GetIndex() > l.baseIndex() {
 		from = l.built
 	}
-	l.building = true
+	l.building, l.lastBuild = true, time.Now()
 	l.buildStop.Store(false)
 	go func() {
 		s, err := buildSnapshot(l.dir, from, l.newState, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
