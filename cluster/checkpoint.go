@@ -29,7 +29,8 @@ const (
 )
 
 // CheckpointIntervalMin is the least time between two builds that
-// compactions start: a build loads and saves the whole state, whatever
+// compactions start by default (NodeConfig.CheckpointInterval, the
+// config's cluster.checkpoint_interval): a build loads and saves the whole state, whatever
 // the commands since the last, so a busy replica, whose window may fill
 // in seconds, builds at most one a minute. A follower behind the
 // compaction point has one built whenever it needs it.
@@ -153,18 +154,19 @@ func (l *Log) openCheckpoint(all []entryMeta, drop bool) error {
 
 // loadCheckpoint finds the newest checkpoint a start may restore: valid
 // (a damaged one is passed over, with a warning), after the base, at or
-// before the commit index, and at an entry boundary of the log read
-// (all, the entries after the base), its next seq the one after that
-// entry's commands. It returns nil when none is.
+// after the live log's start (archive.go), at or before the commit index,
+// and at an entry boundary of the log read (all, the entries after the
+// start, or the archive's point), its next seq the one after that entry's
+// commands. It returns nil when none is.
 func (l *Log) loadCheckpoint(all []entryMeta) (*raftpb.Snapshot, error) {
 	files, err := listCheckpoints(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	base := l.baseIndex()
+	base, start := l.baseIndex(), l.startIndex()
 	for _, f := range files {
-		if f.index <= base || f.index > l.state.commit {
-			continue // from before a Raft snapshot replaced the log, or (never written so) past what is committed
+		if f.index <= base || f.index < start || f.index > l.state.commit {
+			continue // from before a Raft snapshot replaced the log or the archive's point, or (never written so) past what is committed
 		}
 		s, err := readSnapshotFile(f.path, l.voters)
 		if err == nil && s.GetMetadata().GetIndex() != f.index {
@@ -175,7 +177,13 @@ func (l *Log) loadCheckpoint(all []entryMeta) (*raftpb.Snapshot, error) {
 			next, _, err = snapshotNext(s)
 		}
 		if err == nil {
-			if k := f.index - base - 1; k >= uint64(len(all)) || all[k].term != s.GetMetadata().GetTerm() || all[k].nextSeq() != next {
+			term, want, ok := uint64(0), uint64(0), false
+			if f.index == start { // the one the archive's point was taken at
+				term, want, ok = l.archived.term, l.archived.next, true
+			} else if k := f.index - start - 1; k < uint64(len(all)) {
+				term, want, ok = all[k].term, all[k].nextSeq(), true
+			}
+			if !ok || term != s.GetMetadata().GetTerm() || want != next {
 				err = fmt.Errorf("%w: %s (index %d, next seq %d) does not match the log's entry", ErrCorrupt, f.path, f.index, next)
 			}
 		}

@@ -264,16 +264,19 @@ func TestDropCheckpointsReplaysFromTheStart(t *testing.T) {
 }
 
 // BenchmarkRestart times a replica's Open (restore and replay, before it
-// ticks) over a journal of 500,000 commands (10,000 entries), with a
-// window of 256 entries, over the venue's replica state (matcher, events
-// hash, the feed's state and the console's tape): "checkpoint"
-// restores the newest checkpoint and replays the commands after it,
-// "journal" (a node that keeps none) replays every command. Each reports
-// the commands its start applied.
+// ticks) over a journal of 500,000 commands (10,000 entries, segments of
+// 4 MiB), with a window of 256 entries, over the venue's replica state
+// (matcher, events hash, the feed's state and the console's tape):
+// "checkpoint" restores the newest checkpoint and replays the commands
+// after it, reading only the live segments (its first start moved those
+// before the checkpoint to the archive); "journal" (a node that keeps no
+// checkpoint) replays every command, archive included. Each reports the
+// commands its start applied.
 func BenchmarkRestart(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "n1")
 	noSync := func(c *NodeConfig) {
 		c.EntriesInMemoryMax = 256
+		c.Journal.SegmentBytes = 4 << 20
 		c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
 	}
 	newState := func() (*MatcherState, error) { return venueStateOf(testMatcherConfig()) }
@@ -355,5 +358,97 @@ func TestCheckpointBuildsAreSpaced(t *testing.T) {
 	}
 	if files, _ = listCheckpoints(dir); len(files) != 2 || files[0].index != first-1 {
 		t.Fatalf("checkpoints %v after the follower's build, want the newest at %d", files, first-1)
+	}
+}
+
+// A start that restores a checkpoint moves the segments before it to the
+// journal's archive (raft.archived recording where the live log starts),
+// so the next start reads only what is live. `journal verify` reads the
+// archive as well and gives the same result; a start that drops the
+// checkpoints replays from the first command through the archive, and
+// builds its next checkpoint from there.
+func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	small := func(c *NodeConfig) {
+		c.Journal = journal.Config{SegmentBytes: 16 << 10, PayloadBytesMax: 512, BufferBytes: 64 << 10}
+	}
+	live := func() int {
+		segs, _ := filepath.Glob(filepath.Join(dir, "journal-*.seg"))
+		return len(segs)
+	}
+	verify := func() journal.VerifyResult {
+		t.Helper()
+		res, err := Verify(dir, testMatcherConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	n, r := openStateReplica(t, dir, false, small)
+	committed, hash := tradeCheckpointed(t, n, r)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, segs := verify(), live()
+	if segs < 4 {
+		t.Fatalf("%d segments: too few to prove anything", segs)
+	}
+	files, _ := listCheckpoints(dir)
+	newest, err := readSnapshotFile(files[0].path, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _, _ := snapshotNext(newest)
+
+	n, r = openStateReplica(t, dir, false, small)
+	if r.applied != int(committed-int64(next)+1) || r.st.Hash.Sum64() != hash {
+		t.Fatalf("from the checkpoint: applied %d (want %d), hash %016x (want %016x)", r.applied, committed-int64(next)+1, r.st.Hash.Sum64(), hash)
+	}
+	archived, _ := filepath.Glob(filepath.Join(dir, journal.ArchiveDirName, "journal-*.seg"))
+	if len(archived) == 0 || live()+len(archived) != segs {
+		t.Fatalf("%d segments archived, %d live, of %d", len(archived), live(), segs)
+	}
+	p, err := readArchivedPoint(dir)
+	if err != nil || p == nil || p.index != files[0].index || p.next != next {
+		t.Fatalf("raft.archived %+v (%v), want index %d next seq %d", p, err, files[0].index, next)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := verify(); after.Records != before.Records || after.LastSeq != before.LastSeq || after.EventsHash != before.EventsHash {
+		t.Fatalf("journal verify after archiving %+v, before %+v", after, before)
+	}
+
+	// Again: only the live segments are read, and the state is the same.
+	n, r = openStateReplica(t, dir, false, small)
+	if r.st.Hash.Sum64() != hash || n.Committed().Load() < committed {
+		t.Fatalf("second start: hash %016x (want %016x), committed %d (want %d)", r.st.Hash.Sum64(), hash, n.Committed().Load(), committed)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without checkpoints: the whole journal, archive included.
+	n, r = openStateReplica(t, dir, true, small)
+	if r.applied != int(committed)+1 || r.st.Hash.Sum64() != hash {
+		t.Fatalf("from the first command: applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.st.Hash.Sum64(), hash)
+	}
+	flow := newOrderFlow(10)
+	for range 40 { // compactions: a build from the first command, through the archive
+		commitBatch(t, n, flow, 3)
+		waitBuilt(t, n)
+	}
+	if n.Checkpoints().Failures.Load() != 0 || n.Checkpoints().Index.Load() == 0 {
+		t.Fatalf("checkpoint index %d, failures %d\n%s", n.Checkpoints().Index.Load(), n.Checkpoints().Failures.Load(), r.log.String())
+	}
+	committed, hash = n.Committed().Load(), r.st.Hash.Sum64()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, r = openStateReplica(t, dir, false, small)
+	defer n.Close()
+	if r.st.Hash.Sum64() != hash || n.Committed().Load() < committed || r.applied >= int(committed) {
+		t.Fatalf("last start: hash %016x (want %016x), committed %d (want %d), applied %d", r.st.Hash.Sum64(), hash,
+			n.Committed().Load(), committed, r.applied)
 	}
 }

@@ -15,8 +15,9 @@
 // segments hold each Raft entry as an entry mark (index, term, command
 // count; journal/doc.go, "Raft entry marks") followed by the entry's
 // command frames, unchanged, plus three small files (and raft.snapshot once
-// the replica caught up from a Raft snapshot, see "Raft snapshots", and up
-// to two checkpoint-<index>.snap, see "Checkpoints"):
+// the replica caught up from a Raft snapshot, see "Raft snapshots", up to
+// two checkpoint-<index>.snap, see "Checkpoints", and raft.archived once
+// segments moved to the journal's archive, see "Archive"):
 //
 //	cluster.id       32 bytes: "FVCLUSTR" | cluster id u64 | node id u64 | reserved u32 | crc32c u32
 //	cluster.voters   "FVVOTERS" | count u32 | voter ids u64, ascending | crc32c u32
@@ -285,8 +286,9 @@
 // (written as .part, fsynced, renamed, the directory synced; a .part a
 // crash left is removed at Open); the newest checkpointsKept (2) are kept,
 // the older removed. A compaction of the in-memory log starts a build
-// (Log.Compact) unless one started within CheckpointIntervalMin (a minute:
-// a build loads and saves the whole state), so a replica's newest
+// (Log.Compact) unless one started within NodeConfig.CheckpointInterval
+// (cluster.checkpoint_interval; CheckpointIntervalMin, a minute, by
+// default: a build loads and saves the whole state), so a replica's newest
 // checkpoint is about half of EntriesInMemoryMax entries (or
 // EntriesInMemoryBytesMax bytes) behind its applied index, or on a busy
 // replica up to a minute's commands more, each built from the one before:
@@ -298,9 +300,10 @@
 // and replays only the committed commands after it: a restart's replay is
 // bounded by the window and that minute, not by the days the replica has
 // run (its log says "started from a checkpoint" with the commands
-// replayed). A Raft snapshot installed moves the checkpoints aside with
-// the segments. A checkpoint's matcher state lists the sessions and
-// instruments of its day, as a journal snapshot does: a start whose
+// replayed), then moves the segments before the checkpoint to the
+// journal's archive ("Archive"). A Raft snapshot installed moves the
+// checkpoints aside with the segments. A checkpoint's matcher state lists
+// the sessions and instruments of its day, as a journal snapshot does: a start whose
 // configuration adds some (NodeConfig.DropCheckpoints, set by the venue
 // from its terms record) removes the checkpoints and replays from the
 // base. A build costs the replay of the commands since the last one and
@@ -308,15 +311,41 @@
 // on a background goroutine; Close and an install make a build in flight
 // give up first.
 //
+// # Archive
+//
+// A start that restores a checkpoint then moves the sealed segments before
+// it to the journal's archive directory (journal.MoveToArchive: renamed,
+// uncompressed, each segment whose successor starts before the
+// checkpoint's next seq, so that no Raft entry mark of a later command goes
+// with them), once it has written
+//
+//	raft.archived    "FVRARCHV" | index u64 | term u64 | next seq u64 | crc32c u32 | reserved u32
+//
+// naming the checkpoint's entry (written as .part, synced, renamed, the
+// directory synced), so that a crash in between leaves segments live that
+// the next start moves. The live log then starts after that entry: Open's
+// reads (the journal's recovery, the entry marks) cover the live segments
+// alone, passing over the records before it in the first, and Raft's
+// storage starts there. A replay from the base or the first command (a
+// start that drops its checkpoints, a build for a follower without one)
+// reads the archive as well, as the journal's Reader does for any reader:
+// `fixvenue journal verify`, dump and the event export's catch-up see one
+// chain, and print what they printed before the move. The archive may be
+// compressed in place (each segment to journal-<seq>.seg.gz, as a single
+// venue's end of day writes them; journal/doc.go, "Archive"), but not moved elsewhere
+// while the node may need a whole replay: a start whose configuration adds
+// sessions or instruments, or a follower's snapshot built after one. A Raft
+// snapshot installed moves the archive and raft.archived aside with the
+// segments.
+//
 // # Limits
 //
 // Membership is static (Voters); configuration changes are refused. The
 // leader and the follower each hold a snapshot's data in memory while it
 // is sent and installed (up to cluster.snapshot_bytes_max), and a follower
-// receives one snapshot at a time. Open still reads every segment's entry
-// marks (no matching: a read of the journal's bytes), and `fixvenue
-// journal verify` replays the journal from the base, so none of a
-// replica's segments may be archived or deleted while it is a member. A failed write
+// receives one snapshot at a time. Segments move to the archive only at a
+// start: a node that runs for weeks keeps them live until it restarts.
+// Archived segments are never deleted (a whole replay needs them). A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and
 // gating"); the others carry on while they are a quorum. Raft randomises election
 // timeouts from crypto/rand, so the simulation's faults are reproducible

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -84,6 +85,9 @@ type NodeConfig struct {
 	// sessions or instruments, which the checkpoints' matcher states lack
 	// (doc.go, "Checkpoints").
 	DropCheckpoints bool
+	// CheckpointInterval is the least time between two checkpoints that
+	// compactions build (default CheckpointIntervalMin).
+	CheckpointInterval time.Duration
 }
 
 // Node is one replica: Raft (etcd's RawNode, with AsyncStorageWrites,
@@ -149,7 +153,8 @@ func Open(cfg NodeConfig) (*Node, error) {
 	fresh := errors.Is(statErr, os.ErrNotExist)
 	log, err := OpenLog(cfg.Dir, cfg.ClusterID, cfg.NodeID, cfg.Voters, LogConfig{Journal: cfg.Journal,
 		EntriesInMemoryMax: cfg.EntriesInMemoryMax, NewState: cfg.NewState, Logger: cfg.Logger,
-		ReceivedSnapshot: cfg.ReceivedSnapshot, SnapshotBytesMax: cfg.SnapshotBytesMax, DropCheckpoints: cfg.DropCheckpoints})
+		ReceivedSnapshot: cfg.ReceivedSnapshot, SnapshotBytesMax: cfg.SnapshotBytesMax, DropCheckpoints: cfg.DropCheckpoints,
+		CheckpointInterval: cfg.CheckpointInterval})
 	if err != nil {
 		return nil, err
 	}

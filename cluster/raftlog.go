@@ -57,6 +57,9 @@ type Log struct {
 	// newState makes the fresh state a build replays into (nil: none built).
 	base, built *raftpb.Snapshot
 	newState    func() (State, error)
+	// archived is where the live log starts when the segments before it
+	// moved to the journal's archive (archive.go; nil: none did).
+	archived *archivedPoint
 	// checkpoint is the checkpoint Open restores (nil: none; doc.go,
 	// "Checkpoints"); it is also built, the start of the next build.
 	checkpoint *raftpb.Snapshot
@@ -98,7 +101,10 @@ type LogConfig struct {
 	// DropCheckpoints removes the checkpoints at Open instead of restoring
 	// one (NodeConfig.DropCheckpoints).
 	DropCheckpoints bool
-	Logger          *slog.Logger
+	// CheckpointInterval is the least time between two builds compactions
+	// start (default CheckpointIntervalMin).
+	CheckpointInterval time.Duration
+	Logger             *slog.Logger
 }
 
 // OpenLog opens (or creates) the replica files in dir for node nodeID of
@@ -129,6 +135,9 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	if cfg.EntriesInMemoryMax > 0 {
 		l.entriesMax = cfg.EntriesInMemoryMax
 	}
+	if cfg.CheckpointInterval > 0 {
+		l.checkpointEvery = cfg.CheckpointInterval
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -142,6 +151,12 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	if l.jcfg.FirstSeq, err = l.loadBase(); err != nil {
 		return nil, err
 	}
+	if l.archived, err = readArchivedPoint(dir); err != nil {
+		return nil, err
+	}
+	if l.archived != nil && l.archived.index > l.baseIndex() {
+		l.jcfg.FirstSeq = l.archived.next
+	}
 	if l.w, err = journal.Open(dir, l.jcfg); err != nil {
 		return nil, err
 	}
@@ -151,12 +166,19 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	}
 	// A crash between installing a snapshot and saving the hard state that
 	// goes with it leaves the older commit index: the snapshot is committed.
-	l.state.commit = max(l.state.commit, l.baseIndex())
-	if end := l.baseIndex() + uint64(len(all)); l.state.commit > end {
+	l.state.commit = max(l.state.commit, l.startIndex())
+	if end := l.startIndex() + uint64(len(all)); l.state.commit > end {
 		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, end)
 	}
 	if err := l.openCheckpoint(all, cfg.DropCheckpoints); err != nil {
 		return nil, err
+	}
+	if l.checkpoint != nil {
+		from := l.startIndex()
+		if err := l.archiveBefore(l.checkpoint); err != nil {
+			return nil, err
+		}
+		all = all[l.startIndex()-from:]
 	}
 	if err := l.load(all); err != nil {
 		return nil, err
@@ -169,6 +191,9 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 // The last entry's commands may end early: its write never completed, so it
 // was never acknowledged, and it is cut.
 func (l *Log) readEntries() ([]entryMeta, error) {
+	// The live segments from the first: FromSeq would start at the segment
+	// holding the start's next seq, and pass over the mark of its entry at
+	// the end of the segment before.
 	r, err := journal.NewReader(l.dir, journal.ReaderOptions{Entries: true, LiveOnly: true,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -186,12 +211,14 @@ func (l *Log) readEntries() ([]entryMeta, error) {
 		}
 		e := rec.Entry
 		switch {
+		case e.Index == 0 && rec.Seq < l.jcfg.FirstSeq, e.Index != 0 && e.Index <= l.startIndex():
+			continue // before the live log's start: in a segment beside the archived ones
 		case e.Index == 0 && len(all) == 0:
 			return nil, fmt.Errorf("%w: %s@%d: command seq %d before any Raft entry mark", ErrCorrupt, rec.Segment, rec.Offset, rec.Seq)
 		case e.Index == 0:
 			continue
-		case e.Index != l.baseIndex()+uint64(len(all))+1:
-			return nil, fmt.Errorf("%w: %s@%d: the first Raft entry is %d, not %d", ErrCorrupt, rec.Segment, rec.Offset, e.Index, l.baseIndex()+1)
+		case e.Index != l.startIndex()+uint64(len(all))+1:
+			return nil, fmt.Errorf("%w: %s@%d: the first Raft entry is %d, not %d", ErrCorrupt, rec.Segment, rec.Offset, e.Index, l.startIndex()+1)
 		}
 		all = append(all, entryMeta{index: e.Index, term: e.Term, firstSeq: rec.Seq, count: e.Commands})
 	}
@@ -215,7 +242,8 @@ func (l *Log) readEntries() ([]entryMeta, error) {
 }
 
 // applyJournal hands apply the journal's records in dir from seq from
-// through last, in order (none when last < from), reading while a writer
+// through last, in order (none when last < from; from the archive as
+// well when it holds them, "Archive" in doc.go), reading while a writer
 // may append: every record up to last is complete on disk, and it reads no
 // further. A journal that ends before last, or a damaged record, is
 // ErrCorrupt.
@@ -223,7 +251,7 @@ func applyJournal(dir string, from uint64, last int64, logger *slog.Logger, appl
 	if last < int64(from) {
 		return nil
 	}
-	for rec, err := range journal.Records(dir, journal.ReaderOptions{FromSeq: from, LiveOnly: true, Logger: logger}) {
+	for rec, err := range journal.Records(dir, journal.ReaderOptions{FromSeq: from, Logger: logger}) {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
@@ -262,16 +290,23 @@ func (l *Log) truncateEntries(from, nextSeq uint64) error {
 func (l *Log) baseIndex() uint64 { return l.base.GetMetadata().GetIndex() }
 
 // load puts the entries from the commit index (or the last entriesMax,
-// whichever is earlier) into memory, after the base snapshot if any.
+// whichever is earlier) into memory, after the live log's start if any.
 func (l *Log) load(all []entryMeta) error {
-	if l.base != nil {
+	switch {
+	case l.startIndex() > l.baseIndex():
+		snap := &raftpb.Snapshot{Metadata: &raftpb.SnapshotMetadata{Index: new(l.archived.index), Term: new(l.archived.term),
+			ConfState: &raftpb.ConfState{Voters: l.voters}}}
+		if err := l.mem.ApplySnapshot(snap); err != nil {
+			return err
+		}
+	case l.base != nil:
 		if err := l.mem.ApplySnapshot(metaOnly(l.base)); err != nil {
 			return err
 		}
 	}
 	skip := 0
 	if len(all) > l.entriesMax {
-		skip = min(int(l.state.commit-l.baseIndex()), len(all)-l.entriesMax)
+		skip = min(int(l.state.commit-l.startIndex()), len(all)-l.entriesMax)
 	}
 	if skip > 0 {
 		prev := all[skip-1]
@@ -334,7 +369,7 @@ func (l *Log) SeqEnd(index uint64) (int64, bool) {
 	if m, ok := l.metaOf(index); ok {
 		return int64(m.nextSeq()) - 1, true
 	}
-	if index == l.baseIndex() {
+	if index == l.startIndex() {
 		return int64(l.jcfg.FirstSeq) - 1, true
 	}
 	return 0, false

@@ -358,7 +358,8 @@ func (l *Log) loadBase() (uint64, error) {
 
 // finishInstall moves every live segment of the journal to
 // replaced-<index>/ (they hold commands the snapshot covers, or a tail the
-// leader replaced), and the journal snapshots and the checkpoints with them
+// leader replaced), the archive and raft.archived, and the journal
+// snapshots and the checkpoints with them
 // (each taken at a command the journal no longer holds: a reader starting
 // from one would find no command after it), then renames raft.snapshot.tmp into place. No
 // writer is open.
@@ -367,6 +368,13 @@ func (l *Log) finishInstall(s *raftpb.Snapshot) error {
 	snaps, _ := filepath.Glob(filepath.Join(l.dir, "snapshot-*.snap"))
 	checkpoints, _ := filepath.Glob(filepath.Join(l.dir, checkpointPrefix+"*"))
 	segs = append(append(segs, snaps...), checkpoints...)
+	// The archive holds commands the snapshot covers, and raft.archived
+	// names a point before it.
+	for _, name := range []string{journal.ArchiveDirName, archivedFile} {
+		if _, err := os.Stat(filepath.Join(l.dir, name)); err == nil {
+			segs = append(segs, filepath.Join(l.dir, name))
+		}
+	}
 	if len(segs) > 0 {
 		to := filepath.Join(l.dir, fmt.Sprintf("%s%020d", replacedDirPrefix, s.GetMetadata().GetIndex()))
 		if err := os.MkdirAll(to, 0o755); err != nil {
@@ -420,7 +428,7 @@ func (l *Log) installSnapshot(s *raftpb.Snapshot) ([]byte, uint64, error) {
 	if l.w, err = journal.Open(l.dir, l.jcfg); err != nil {
 		return nil, 0, err
 	}
-	l.base, l.built = s, nil
+	l.base, l.built, l.archived = s, nil, nil
 	l.checkpoints.Index.Store(0) // moved aside with the segments
 	l.mem = raft.NewMemoryStorage()
 	if err := l.mem.ApplySnapshot(metaOnly(s)); err != nil {
@@ -513,6 +521,12 @@ func (l *Log) startBuild(need uint64) error {
 		s, err := buildSnapshot(l.dir, from, l.newState, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
 		if err == nil {
 			err = writeCheckpoint(l.dir, s)
+		}
+		switch {
+		case err == nil:
+			l.checkpoints.Index.Store(need)
+		case !errors.Is(err, errBuildStopped):
+			l.checkpoints.Failures.Add(1)
 		}
 		l.buildDone <- builtSnapshot{snap: s, err: err}
 	}()

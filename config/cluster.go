@@ -38,6 +38,11 @@ type Cluster struct {
 	// (0: the default, 1 GiB; at least 1 MiB). A follower whose snapshot
 	// would exceed it cannot catch up, with a clear error on both sides.
 	SnapshotBytesMax int64 `toml:"snapshot_bytes_max"`
+	// CheckpointInterval is the least time between two checkpoints the
+	// compactions of that log start (0: the default, a minute; at least a
+	// second): a node's start restores its newest and replays the commands
+	// after it (cluster/doc.go, "Checkpoints").
+	CheckpointInterval Duration `toml:"checkpoint_interval"`
 	// SecretFile names a file whose contents (at least
 	// ClusterSecretBytesMin bytes, surrounding white space ignored) are the
 	// secret every node's Raft hello is authenticated with; the same file on
@@ -234,6 +239,9 @@ func (c *Config) validateCluster() []error {
 	}
 	if cl.EntriesInMemory < 0 || (cl.EntriesInMemory > 0 && cl.EntriesInMemory < 8) {
 		add("cluster.entries_in_memory: %d; 0 for the default, else at least 8", cl.EntriesInMemory)
+	}
+	if d := cl.CheckpointInterval.Duration; d < 0 || (d > 0 && d < time.Second) {
+		add("cluster.checkpoint_interval: %s; unset for the default (1m), else at least 1s", d)
 	}
 	if cl.SnapshotBytesMax < 0 || (cl.SnapshotBytesMax > 0 && cl.SnapshotBytesMax < 1<<20) {
 		add("cluster.snapshot_bytes_max: %d; 0 for the default (1 GiB), else at least 1 MiB (1048576)", cl.SnapshotBytesMax)

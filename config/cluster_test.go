@@ -47,6 +47,10 @@ func TestClusterDefaultsAndSelf(t *testing.T) {
 	if c.Cluster.HeartbeatInterval() != 50*time.Millisecond || c.Cluster.ElectionTicks() != 10 {
 		t.Fatalf("defaults: heartbeat %s, election ticks %d", c.Cluster.HeartbeatInterval(), c.Cluster.ElectionTicks())
 	}
+	c, err = Parse([]byte(strings.Replace(clusterTOML, "node_id = 2", "node_id = 2\ncheckpoint_interval = \"5s\"", 1)), "cluster.toml")
+	if err != nil || c.Cluster.CheckpointInterval.Duration != 5*time.Second {
+		t.Fatalf("checkpoint_interval = \"5s\": %v, %v", c, err)
+	}
 }
 
 func TestClusterRejectsBadValues(t *testing.T) {
@@ -60,6 +64,8 @@ func TestClusterRejectsBadValues(t *testing.T) {
 		"entries too few":          {"node_id = 2", "node_id = 2\nentries_in_memory = 4"},
 		"snapshot bound too small": {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = 4096"},
 		"snapshot bound negative":  {"node_id = 2", "node_id = 2\nsnapshot_bytes_max = -1"},
+		"checkpoints too often":    {"node_id = 2", "node_id = 2\ncheckpoint_interval = \"100ms\""},
+		"checkpoints negative":     {"node_id = 2", "node_id = 2\ncheckpoint_interval = \"-1m\""},
 		"only two nodes":           {"[[cluster.peer]]\nid = 3\nraft_addr = \"127.0.0.1:9703\"\nfix_addr = \"127.0.0.1:9883\"\nstatus_addr = \"127.0.0.1:9713\"\n", ""},
 	} {
 		text := strings.Replace(clusterTOML, tc.edit, tc.want, 1)

@@ -76,6 +76,44 @@ func ArchiveSegments(dir string, throughSeq uint64, sync SyncFunc) (ArchiveResul
 	return res, nil
 }
 
+// MoveToArchive moves, uncompressed, every sealed segment that a segment
+// starting before beforeSeq follows (so it holds no record from beforeSeq
+// on, not even the Raft entry mark of a command from there), to the
+// archive, where a Reader reads it as an archived segment decompressed in
+// place. A rename, no copy: a replicated journal's start, which must not
+// spend seconds compressing, uses it (cluster/doc.go, "Archive"). The
+// archive directory is synced before the journal directory, each once.
+// It returns how many segments moved. Nothing else may use dir meanwhile.
+func MoveToArchive(dir string, beforeSeq uint64, sync SyncFunc) (int, error) {
+	if sync == nil {
+		sync = DefaultSync
+	}
+	segs, err := listSegments(dir)
+	if err != nil {
+		return 0, err
+	}
+	archive := filepath.Join(dir, ArchiveDirName)
+	moved := 0
+	for i := 0; i+1 < len(segs) && segs[i+1].firstSeq < beforeSeq; i++ {
+		if moved == 0 {
+			if err := os.MkdirAll(archive, 0o750); err != nil {
+				return 0, fmt.Errorf("journal: archive: %w", err)
+			}
+		}
+		if err := os.Rename(segs[i].path, filepath.Join(archive, segs[i].name)); err != nil {
+			return moved, fmt.Errorf("journal: archive %s: %w", segs[i].name, err)
+		}
+		moved++
+	}
+	if moved == 0 {
+		return 0, nil
+	}
+	if err := SyncDirectory(archive, sync); err != nil {
+		return moved, err
+	}
+	return moved, SyncDirectory(dir, sync)
+}
+
 // archiveSegment compresses one sealed segment into the archive and then
 // removes it from the live directory.
 func archiveSegment(dir, archive string, seg segmentFile, sync SyncFunc) (raw, compressed int64, err error) {

@@ -3,6 +3,7 @@ package journal_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -266,5 +267,59 @@ func TestArchivedRecordsNameTheArchive(t *testing.T) {
 		if !seen[name] {
 			t.Fatalf("no record named the archived segment %s (records named %v)", name, seen)
 		}
+	}
+}
+
+// TestMoveToArchiveLeavesTheSegmentBefore: MoveToArchive renames the sealed
+// segments that a segment starting before its seq follows, uncompressed,
+// and no other: the segment whose successor starts at the seq (whose end
+// may hold a Raft entry mark of the command there) stays live. verify over
+// archive and live gives the line it gave before, and moving again moves
+// nothing.
+func TestMoveToArchiveLeavesTheSegmentBefore(t *testing.T) {
+	dir := t.TempDir()
+	m := newMatcher(t)
+	journalWithSnapshots(t, dir, journal.Config{SegmentBytes: 64 << 10}, m, 12, 6000, 4000)
+	before := mustVerify(t, dir)
+	segs := segmentPaths(t, dir)
+	if len(segs) < 4 {
+		t.Fatalf("%d segments", len(segs))
+	}
+	first := func(path string) uint64 {
+		var seq uint64
+		if _, err := fmt.Sscanf(filepath.Base(path), "journal-%d.seg", &seq); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	// At the third segment's first seq: the first moves, the second (its
+	// successor starts at that seq) stays.
+	at := first(segs[2])
+	moved, err := journal.MoveToArchive(dir, at, nil)
+	if err != nil || moved != 1 {
+		t.Fatalf("moved %d (%v), want 1", moved, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, journal.ArchiveDirName, filepath.Base(segs[0]))); err != nil {
+		t.Fatalf("the first segment is not in the archive: %v", err)
+	}
+	if live := segmentPaths(t, dir); len(live) != len(segs)-1 || live[0] != segs[1] {
+		t.Fatalf("live segments %v, want all but the first", live)
+	}
+	// One seq later the second moves too.
+	if moved, err = journal.MoveToArchive(dir, at+1, nil); err != nil || moved != 1 {
+		t.Fatalf("moved %d (%v), want 1", moved, err)
+	}
+	if again, err := journal.MoveToArchive(dir, at+1, nil); err != nil || again != 0 {
+		t.Fatalf("moved again %d (%v)", again, err)
+	}
+	// The last segment, the writer's, never moves.
+	if moved, err = journal.MoveToArchive(dir, ^uint64(0), nil); err != nil || moved != len(segs)-3 {
+		t.Fatalf("moved %d (%v), want %d", moved, err, len(segs)-3)
+	}
+	if live := segmentPaths(t, dir); len(live) != 1 || live[0] != segs[len(segs)-1] {
+		t.Fatalf("live segments %v, want the last", live)
+	}
+	if after := mustVerify(t, dir); after != before {
+		t.Fatalf("verify over archive + live %+v, before %+v", after, before)
 	}
 }

@@ -219,7 +219,9 @@
 // stream's end, so a flipped byte is named there). A replay from a
 // snapshot at or after the archived records never opens the archive, so the
 // archive can live on other storage once written. Open (recovery) reads
-// only the live directory.
+// only the live directory. MoveToArchive moves sealed segments there
+// uncompressed, by a rename (a replicated journal's start: cluster/doc.go,
+// "Archive"); they are read as decompressed segments are.
 //
 // # Limits
 //

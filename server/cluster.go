@@ -385,7 +385,8 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		// A checkpoint's matcher state lists the instruments and sessions of
 		// its day: one taken before some were configured does not fit
 		// (cluster/doc.go, "Checkpoints").
-		DropCheckpoints: terms0 != nil && terms0.snapshotsPredate()})
+		DropCheckpoints:    terms0 != nil && terms0.snapshotsPredate(),
+		CheckpointInterval: cl.CheckpointInterval.Duration})
 	if err != nil {
 		c.tr.Close()
 		c.closeFeed()

@@ -34,7 +34,10 @@ import (
 // prints the same line on all three nodes.
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	_, _, md := clusterMarketData(t)
-	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n", md)
+	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\ncheckpoint_interval = \"1s\"\n", md)
+	// Small segments, so that the restarts at the end have sealed ones to
+	// move to the archive.
+	h.editConfigs("segment_bytes = 4194304", "segment_bytes = 65536")
 	h.startAll()
 	l := h.leader(30 * time.Second)
 	behind, other := (l+1)%3, (l+2)%3
@@ -123,6 +126,15 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	}
 	t.Logf("journal dump on the follower: %s", strings.TrimSpace(stderr))
 	restartFromCheckpoints(t, h, before, []int{l, other})
+	// Those starts moved the segments before their checkpoints to the
+	// journal's archive; `journal verify`, which reads the archive too,
+	// still prints the same line on every node.
+	for _, i := range []int{l, other} {
+		if archived, _ := filepath.Glob(filepath.Join(h.data[i], "journal", journal.ArchiveDirName, "journal-*.seg")); len(archived) == 0 {
+			t.Fatalf("node %d archived no segment:\n%s", i+1, lastLines(h.procs[i].logs(), 30))
+		}
+	}
+	h.verifyJournals()
 }
 
 // restartFromCheckpoints starts the three stopped nodes again: each of
@@ -334,4 +346,21 @@ func sameJournalSnapshot(t *testing.T, h *clusterHarness, nodes []int, from uint
 	}
 	t.Fatalf("no journal snapshot at or after seq %d on every one of nodes %v within 10 s: %v", from, nodes, have)
 	return 0
+}
+
+// editConfigs replaces old with new in every node's configuration file.
+func (h *clusterHarness) editConfigs(old, new string) {
+	h.t.Helper()
+	for _, path := range h.cfgs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(old)) {
+			h.t.Fatalf("%s has no %q", path, old)
+		}
+		if err := os.WriteFile(path, bytes.ReplaceAll(b, []byte(old), []byte(new)), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 }
