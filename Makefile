@@ -111,7 +111,8 @@ cluster: build
 	@./scripts/cluster.sh
 
 # kill -9 of the cluster's leader under load, 200 times (make test runs 20).
-# FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY=64 makes the restarted nodes start from checkpoints.
+# FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY=64 makes the restarted nodes start from checkpoints
+# and move segments to the archive.
 cluster-crash: build
 	FIXVENUE_CLUSTER_CYCLES=200 $(GO) test -count=1 -run 'TestClusterKill9Leader' -timeout 120m -v ./cmd/fixvenue/
 

@@ -223,6 +223,9 @@ func (l *Log) readEntries() ([]entryMeta, error) {
 		all = append(all, entryMeta{index: e.Index, term: e.Term, firstSeq: rec.Seq, count: e.Commands})
 	}
 	if st := r.Entries(); st.Remaining > 0 {
+		if len(all) == 0 { // an entry before the start, committed, cannot be cut short
+			return nil, fmt.Errorf("%w: entry %d, before the live log's start %d, ends early", ErrCorrupt, st.Last.Index, l.startIndex())
+		}
 		last := all[len(all)-1]
 		l.logger.Warn("cluster: cutting an entry whose commands end early (its write never completed)",
 			"index", last.index, "missing_commands", st.Remaining)
@@ -498,7 +501,12 @@ func (l *Log) Compact(applied uint64) error {
 	if time.Since(l.lastBuild) < l.checkpointEvery {
 		return nil
 	}
-	return l.startBuild(need)
+	if err := l.startBuild(need); err != nil {
+		// Not this replica's failure: the next compaction, or a follower's
+		// need, starts one again.
+		l.logger.Warn("cluster: a checkpoint build did not start", "index", need, "err", err)
+	}
+	return nil
 }
 
 // Close closes the files, once a build in flight has given up.

@@ -359,10 +359,10 @@ func (l *Log) loadBase() (uint64, error) {
 // finishInstall moves every live segment of the journal to
 // replaced-<index>/ (they hold commands the snapshot covers, or a tail the
 // leader replaced), the archive and raft.archived, and the journal
-// snapshots and the checkpoints with them
-// (each taken at a command the journal no longer holds: a reader starting
-// from one would find no command after it), then renames raft.snapshot.tmp into place. No
-// writer is open.
+// snapshots and the checkpoints with them (each taken at a command the
+// journal no longer holds: a reader starting from one would find no
+// command after it), then renames raft.snapshot.tmp into place. No writer
+// is open.
 func (l *Log) finishInstall(s *raftpb.Snapshot) error {
 	segs, _ := filepath.Glob(filepath.Join(l.dir, "journal-*.seg"))
 	snaps, _ := filepath.Glob(filepath.Join(l.dir, "snapshot-*.snap"))
@@ -486,10 +486,11 @@ func (l *Log) pollBuild() {
 
 // startBuild starts building the snapshot of entry need (applied, in
 // memory or the one before them) on a background goroutine, unless one is
-// being built, one held is at or after need, or this node cannot build any. The build replays the journal
-// from the newest snapshot this node holds (the last one built, or the
-// base, or the start) up to need's last command into a fresh State, and
-// keeps the result as a checkpoint (checkpoint.go) before it hands it back.
+// being built, one held is at or after need, or this node cannot build
+// any. The build replays the journal from the newest snapshot this node
+// holds (the last one built, or the base, or the start) up to need's last
+// command into a fresh State, and keeps the result as a checkpoint
+// (checkpoint.go) before it hands it back.
 func (l *Log) startBuild(need uint64) error {
 	if l.building || l.newState == nil || need == 0 {
 		return nil

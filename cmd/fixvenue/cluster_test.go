@@ -827,14 +827,20 @@ func sessionEnded(err error) bool {
 func TestClusterKill9Leader(t *testing.T) {
 	cycles, seed := cyclesAndSeed(t, "FIXVENUE_CLUSTER")
 	rng := rand.New(rand.NewSource(seed))
-	// FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY lowers cluster.entries_in_memory,
-	// so that the nodes compact, keep checkpoints and restart from them
-	// (and followers catch up from Raft snapshots) in every few cycles.
+	// FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY lowers cluster.entries_in_memory
+	// (and checkpoint_interval to a second, the segments to 64 KiB), so
+	// that the nodes compact, keep checkpoints, restart from them and move
+	// segments to the archive (and followers catch up from Raft snapshots)
+	// in every few cycles.
 	var keys string
-	if n := os.Getenv("FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY"); n != "" {
-		keys = "entries_in_memory = " + n + "\n"
+	n := os.Getenv("FIXVENUE_CLUSTER_ENTRIES_IN_MEMORY")
+	if n != "" {
+		keys = "entries_in_memory = " + n + "\ncheckpoint_interval = \"1s\"\n"
 	}
 	h := writeClusterConfigsWith(t, nil, false, keys, nil)
+	if n != "" {
+		h.editConfigs("segment_bytes = 4194304", "segment_bytes = 65536")
+	}
 	h.startAll()
 	// Where each failover's time went, measured from the kill -9: the new
 	// leader's "leading" log line (elected, and an entry of its term
