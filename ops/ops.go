@@ -104,8 +104,9 @@ type Config struct {
 	// once they do, so a client told of it can use it at once.
 	Listed func(id uint32, symbol string) bool
 	// KeepJournal leaves every journal segment in place at end of day: a
-	// cluster replica reads its whole journal at start (docs/ARCHITECTURE.md,
-	// "Cluster"), so its segments are never archived.
+	// cluster replica's segments move to the archive at its start, before
+	// the checkpoint it restores (cluster/doc.go, "Archive"), not at an end
+	// of day, whose snapshot holds the matcher's state alone.
 	KeepJournal bool
 	// Replica is set on a cluster node: the group phases an operator set are
 	// not kept in PhasesFile, as a node that leads again would read the ones
@@ -997,7 +998,7 @@ func (o *Ops) snapshotThenArchive(rep *EndOfDayReport) {
 		rep.NotArchived = "no snapshot was written"
 		o.log.Warn("end of day: no snapshot, journal not archived", "err", err)
 	} else if rep.SnapshotSeq = int64(snapSeq); o.cfg.KeepJournal {
-		rep.NotArchived = "a cluster node keeps its whole journal"
+		rep.NotArchived = "a cluster node moves its segments to the archive at its start, before the checkpoint it restores"
 	} else {
 		through, ok := snapSeq, true
 		if o.cfg.UsableSnapshot != nil {
