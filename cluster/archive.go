@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -73,29 +74,44 @@ func (l *Log) startIndex() uint64 {
 	return l.baseIndex()
 }
 
-// archiveBefore moves the segments before checkpoint s (restored by this
-// start, so every command up to it is applied and committed) to the
-// journal's archive, once raft.archived records s's entry as the live
-// log's start. No writer is open. A crash in between leaves the segments
-// live, which the next start moves.
+// archiveBefore moves the segments before checkpoint s, restored by this
+// start, to the journal's archive (archiveThrough), and the live log then
+// starts after it. No writer is open.
 func (l *Log) archiveBefore(s *raftpb.Snapshot) error {
+	if s.GetMetadata().GetIndex() <= l.startIndex() {
+		return nil
+	}
+	p, err := archiveThrough(l.dir, s, l.jcfg.Sync, l.logger)
+	if p != nil {
+		l.archived = p
+	}
+	return err
+}
+
+// archiveThrough moves the segments before checkpoint s (kept, its
+// commands all applied and committed) to the journal's archive, once
+// raft.archived records s's entry as where the live log starts, and
+// returns that point. A crash in between leaves segments live, which the
+// next checkpoint, or start, moves. At a start no writer is open; while
+// the replica runs, a build's goroutine calls it beside the writer, which
+// appends to the last segment (never moved), and readers, which follow a
+// segment moved under them (journal.MoveToArchive); the replica's own
+// reopenings of the journal (an install, a truncation) stop the build
+// first.
+func archiveThrough(dir string, s *raftpb.Snapshot, sync journal.SyncFunc, logger *slog.Logger) (*archivedPoint, error) {
 	md := s.GetMetadata()
 	next, _, err := snapshotNext(s)
 	if err != nil {
-		return err
-	}
-	if md.GetIndex() <= l.startIndex() {
-		return nil
+		return nil, err
 	}
 	p := archivedPoint{index: md.GetIndex(), term: md.GetTerm(), next: next}
-	if err := writeArchivedPoint(l.dir, p); err != nil {
-		return err
+	if err := writeArchivedPoint(dir, p); err != nil {
+		return nil, err
 	}
-	l.archived = &p
-	moved, err := journal.MoveToArchive(l.dir, next, l.jcfg.Sync)
+	moved, err := journal.MoveToArchive(dir, next, sync)
 	if moved > 0 {
-		l.logger.Info("cluster: segments before the checkpoint moved to the journal's archive", "segments", moved,
-			"before_seq", next, "dir", filepath.Join(l.dir, journal.ArchiveDirName))
+		logger.Info("cluster: segments before the checkpoint moved to the journal's archive", "segments", moved,
+			"before_seq", next, "dir", filepath.Join(dir, journal.ArchiveDirName))
 	}
-	return err
+	return &p, err
 }

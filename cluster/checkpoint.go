@@ -143,27 +143,30 @@ func (l *Log) openCheckpoint(all []entryMeta, drop bool) error {
 	if l.newState == nil {
 		return nil
 	}
-	s, err := l.loadCheckpoint(all)
-	if err != nil || s == nil {
+	valid, err := l.loadCheckpoints(all)
+	if err != nil || len(valid) == 0 {
 		return err
 	}
+	s := valid[0]
 	l.checkpoint, l.built = s, s
 	l.checkpoints.Index.Store(s.GetMetadata().GetIndex())
+	l.archiveAt = valid[len(valid)-1]
 	return nil
 }
 
-// loadCheckpoint finds the newest checkpoint a start may restore: valid
-// (a damaged one is passed over, with a warning), after the base, at or
-// after the live log's start (archive.go), at or before the commit index,
-// and at an entry boundary of the log read (all, the entries after the
-// start, or the archive's point), its next seq the one after that entry's
-// commands. It returns nil when none is.
-func (l *Log) loadCheckpoint(all []entryMeta) (*raftpb.Snapshot, error) {
+// loadCheckpoints returns the checkpoints a start may restore, newest
+// first: valid (a damaged one is passed over, with a warning), after the
+// base, at or after the live log's start (archive.go), at or before the
+// commit index, and at an entry boundary of the log read (all, the entries
+// after the start, or the archive's point), its next seq the one after
+// that entry's commands.
+func (l *Log) loadCheckpoints(all []entryMeta) ([]*raftpb.Snapshot, error) {
 	files, err := listCheckpoints(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	base, start := l.baseIndex(), l.startIndex()
+	var valid []*raftpb.Snapshot
 	for _, f := range files {
 		if f.index <= base || f.index < start || f.index > l.state.commit {
 			continue // from before a Raft snapshot replaced the log or the archive's point, or (never written so) past what is committed
@@ -191,7 +194,7 @@ func (l *Log) loadCheckpoint(all []entryMeta) (*raftpb.Snapshot, error) {
 			l.logger.Warn("cluster: checkpoint passed over", "file", f.path, "err", err)
 			continue
 		}
-		return s, nil
+		valid = append(valid, s)
 	}
-	return nil, nil
+	return valid, nil
 }

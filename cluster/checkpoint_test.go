@@ -361,9 +361,10 @@ func TestCheckpointBuildsAreSpaced(t *testing.T) {
 	}
 }
 
-// A start that restores a checkpoint moves the segments before it to the
-// journal's archive (raft.archived recording where the live log starts),
-// so the next start reads only what is live. `journal verify` reads the
+// A start that restores a checkpoint moves the segments before the oldest
+// one kept to the journal's archive (raft.archived recording where the
+// live log starts), so the next start reads only what is live, and so does
+// a running replica after each checkpoint. `journal verify` reads the
 // archive as well and gives the same result; a start that drops the
 // checkpoints replays from the first command through the archive, and
 // builds its next checkpoint from there.
@@ -376,6 +377,10 @@ func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
 		segs, _ := filepath.Glob(filepath.Join(dir, "journal-*.seg"))
 		return len(segs)
 	}
+	archivedSegs := func() int {
+		segs, _ := filepath.Glob(filepath.Join(dir, journal.ArchiveDirName, "journal-*.seg"))
+		return len(segs)
+	}
 	verify := func() journal.VerifyResult {
 		t.Helper()
 		res, err := Verify(dir, testMatcherConfig(), nil)
@@ -385,13 +390,14 @@ func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
 		return res
 	}
 	n, r := openStateReplica(t, dir, false, small)
+	n.log.archiveRunning = false // the start archives, below
 	committed, hash := tradeCheckpointed(t, n, r)
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
 	before, segs := verify(), live()
-	if segs < 4 {
-		t.Fatalf("%d segments: too few to prove anything", segs)
+	if segs < 4 || archivedSegs() != 0 {
+		t.Fatalf("%d segments, %d archived: want 4 or more, none archived", segs, archivedSegs())
 	}
 	files, _ := listCheckpoints(dir)
 	newest, err := readSnapshotFile(files[0].path, []uint64{1})
@@ -399,18 +405,22 @@ func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	next, _, _ := snapshotNext(newest)
+	older, err := readSnapshotFile(files[1].path, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	olderNext, _, _ := snapshotNext(older)
 
 	n, r = openStateReplica(t, dir, false, small)
 	if r.applied != int(committed-int64(next)+1) || r.st.Hash.Sum64() != hash {
 		t.Fatalf("from the checkpoint: applied %d (want %d), hash %016x (want %016x)", r.applied, committed-int64(next)+1, r.st.Hash.Sum64(), hash)
 	}
-	archived, _ := filepath.Glob(filepath.Join(dir, journal.ArchiveDirName, "journal-*.seg"))
-	if len(archived) == 0 || live()+len(archived) != segs {
-		t.Fatalf("%d segments archived, %d live, of %d", len(archived), live(), segs)
+	if archivedSegs() == 0 || live()+archivedSegs() < segs {
+		t.Fatalf("%d segments archived, %d live, of %d", archivedSegs(), live(), segs)
 	}
 	p, err := readArchivedPoint(dir)
-	if err != nil || p == nil || p.index != files[0].index || p.next != next {
-		t.Fatalf("raft.archived %+v (%v), want index %d next seq %d", p, err, files[0].index, next)
+	if err != nil || p == nil || p.index != files[1].index || p.next != olderNext {
+		t.Fatalf("raft.archived %+v (%v), want the older checkpoint's index %d next seq %d", p, err, files[1].index, olderNext)
 	}
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
@@ -419,13 +429,37 @@ func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
 		t.Fatalf("journal verify after archiving %+v, before %+v", after, before)
 	}
 
+	// Running: each checkpoint moves the segments before the one it was
+	// built from.
+	n, r = openStateReplica(t, dir, false, small)
+	moved := archivedSegs()
+	flow := newOrderFlow(11)
+	for range 100 {
+		commitBatch(t, n, flow, 3)
+		waitBuilt(t, n)
+	}
+	if archivedSegs() <= moved {
+		t.Fatalf("%d segments archived while running, %d before", archivedSegs(), moved)
+	}
+	if q, err := readArchivedPoint(dir); err != nil || q.index <= p.index {
+		t.Fatalf("raft.archived %+v (%v) while running, %+v before", q, err, p)
+	}
+	committed, hash = n.Committed().Load(), r.st.Hash.Sum64()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before = verify()
+
 	// Again: only the live segments are read, and the state is the same.
 	n, r = openStateReplica(t, dir, false, small)
 	if r.st.Hash.Sum64() != hash || n.Committed().Load() < committed {
-		t.Fatalf("second start: hash %016x (want %016x), committed %d (want %d)", r.st.Hash.Sum64(), hash, n.Committed().Load(), committed)
+		t.Fatalf("next start: hash %016x (want %016x), committed %d (want %d)", r.st.Hash.Sum64(), hash, n.Committed().Load(), committed)
 	}
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if after := verify(); after.Records != before.Records || after.EventsHash != before.EventsHash {
+		t.Fatalf("journal verify %+v, before the start %+v", after, before)
 	}
 
 	// Without checkpoints: the whole journal, archive included.
@@ -433,7 +467,7 @@ func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
 	if r.applied != int(committed)+1 || r.st.Hash.Sum64() != hash {
 		t.Fatalf("from the first command: applied %d (want %d), hash %016x (want %016x)", r.applied, committed+1, r.st.Hash.Sum64(), hash)
 	}
-	flow := newOrderFlow(10)
+	flow = newOrderFlow(10)
 	for range 40 { // compactions: a build from the first command, through the archive
 		commitBatch(t, n, flow, 3)
 		waitBuilt(t, n)

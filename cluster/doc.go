@@ -300,8 +300,8 @@
 // and replays only the committed commands after it: a restart's replay is
 // bounded by the window and that minute, not by the days the replica has
 // run (its log says "started from a checkpoint" with the commands
-// replayed), then moves the segments before the checkpoint to the
-// journal's archive ("Archive"). A Raft snapshot installed moves the
+// replayed), then moves the segments before the older checkpoint kept to
+// the journal's archive ("Archive"). A Raft snapshot installed moves the
 // checkpoints aside with the segments. A checkpoint's matcher state lists
 // the sessions and instruments of its day, as a journal snapshot does: a start whose
 // configuration adds some (NodeConfig.DropCheckpoints, set by the venue
@@ -313,39 +313,43 @@
 //
 // # Archive
 //
-// A start that restores a checkpoint then moves the sealed segments before
-// it to the journal's archive directory (journal.MoveToArchive: renamed,
+// The sealed segments before the older of the two checkpoints kept move to
+// the journal's archive directory (journal.MoveToArchive: renamed,
 // uncompressed, each segment whose successor starts before the
 // checkpoint's next seq, so that no Raft entry mark of a later command goes
-// with them), once it has written
+// with them): after each checkpoint a running replica keeps (by the build's
+// goroutine, the one it was built from), and at a start (the oldest valid
+// one). First
 //
 //	raft.archived    "FVRARCHV" | index u64 | term u64 | next seq u64 | crc32c u32 | reserved u32
 //
-// naming the checkpoint's entry (written as .part, synced, renamed, the
+// names that checkpoint's entry (written as .part, synced, renamed, the
 // directory synced), so that a crash in between leaves segments live that
-// the next start moves. The live log then starts after that entry: Open's
-// reads (the journal's recovery, the entry marks) cover the live segments
-// alone, passing over the records before it in the first, and Raft's
-// storage starts there. A replay from the base or the first command (a
-// start that drops its checkpoints, a build for a follower without one)
-// reads the archive as well, as the journal's Reader does for any reader:
-// `fixvenue journal verify`, dump and the event export's catch-up see one
-// chain, and print what they printed before the move. The archive may be
-// compressed in place (each segment to journal-<seq>.seg.gz, as a single
-// venue's end of day writes them; journal/doc.go, "Archive"), but not moved elsewhere
-// while the node may need a whole replay: a start whose configuration adds
-// sessions or instruments, or a follower's snapshot built after one. A Raft
-// snapshot installed moves the archive and raft.archived aside with the
-// segments.
+// the next move takes. The live log then starts after that entry: a
+// start's reads (the journal's recovery, the entry marks) cover the live
+// segments alone, passing over the records before it in the first, and
+// Raft's storage starts there; both checkpoints kept stay restorable, the
+// newer one's fallback the older. A replay from the base or the first
+// command (a start that drops its checkpoints, or finds none valid; a
+// build for a follower without one) reads the archive as well, as the
+// journal's Reader does for any reader, and a Reader that listed a segment
+// live follows it there: `fixvenue journal verify`, dump and the event
+// export's catch-up see one chain, and print what they printed before the
+// move. The archive may be compressed in place (each segment to
+// journal-<seq>.seg.gz, as a single venue's end of day writes them;
+// journal/doc.go, "Archive"), but not moved elsewhere while the node may
+// need a whole replay: a start whose configuration adds sessions or
+// instruments. A truncation of the log, which reopens the journal, and a
+// Raft snapshot's install stop a build in flight first; the install moves
+// the archive and raft.archived aside with the segments.
 //
 // # Limits
 //
 // Membership is static (Voters); configuration changes are refused. The
 // leader and the follower each hold a snapshot's data in memory while it
 // is sent and installed (up to cluster.snapshot_bytes_max), and a follower
-// receives one snapshot at a time. Segments move to the archive only at a
-// start: a node that runs for weeks keeps them live until it restarts.
-// Archived segments are never deleted (a whole replay needs them). A failed write
+// receives one snapshot at a time. Archived segments are never deleted (a
+// whole replay needs them). A failed write
 // or fdatasync fail-stops the replica (journal/doc.go, "Durability and
 // gating"); the others carry on while they are a quorum. Raft randomises election
 // timeouts from crypto/rand, so the simulation's faults are reproducible

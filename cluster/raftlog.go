@@ -62,7 +62,9 @@ type Log struct {
 	archived *archivedPoint
 	// checkpoint is the checkpoint Open restores (nil: none; doc.go,
 	// "Checkpoints"); it is also built, the start of the next build.
-	checkpoint *raftpb.Snapshot
+	// archiveAt is the oldest valid one kept, which Open moves the segments
+	// before to the archive: the newer stays a fallback (doc.go, "Archive").
+	checkpoint, archiveAt *raftpb.Snapshot
 	// received hands over the file a snapshot was received into
 	// (LogConfig.ReceivedSnapshot); snapshotBytesMax bounds a snapshot built.
 	received         func(index, term uint64) string
@@ -74,6 +76,9 @@ type Log struct {
 	// checkpoints: the newest checkpoint's index, and the builds or writes
 	// that failed (CheckpointStats).
 	checkpoints CheckpointStats
+	// archiveRunning moves segments to the archive after each checkpoint
+	// while the replica runs, not only at a start (tests turn it off).
+	archiveRunning bool
 	// checkpointEvery is the least time between two builds a compaction
 	// starts (CheckpointIntervalMin; tests lower it); lastBuild is when
 	// the last build started.
@@ -127,7 +132,7 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	jcfg.FirstSeq = 0
 	jcfg.Logger = logger
 	l := &Log{dir: dir, jcfg: jcfg, mem: raft.NewMemoryStorage(), voters: voters, logger: logger,
-		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState, checkpointEvery: CheckpointIntervalMin,
+		entriesMax: EntriesInMemoryMax, bytesMax: EntriesInMemoryBytesMax, newState: cfg.NewState, checkpointEvery: CheckpointIntervalMin, archiveRunning: true,
 		received: cfg.ReceivedSnapshot, snapshotBytesMax: cfg.SnapshotBytesMax, buildDone: make(chan builtSnapshot, 1)}
 	if l.snapshotBytesMax <= 0 {
 		l.snapshotBytesMax = DefaultSnapshotBytesMax
@@ -173,12 +178,12 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	if err := l.openCheckpoint(all, cfg.DropCheckpoints); err != nil {
 		return nil, err
 	}
-	if l.checkpoint != nil {
+	if l.archiveAt != nil {
 		from := l.startIndex()
-		if err := l.archiveBefore(l.checkpoint); err != nil {
+		if err := l.archiveBefore(l.archiveAt); err != nil {
 			return nil, err
 		}
-		all = all[l.startIndex()-from:]
+		all, l.archiveAt = all[l.startIndex()-from:], nil
 	}
 	if err := l.load(all); err != nil {
 		return nil, err
@@ -269,8 +274,11 @@ func applyJournal(dir string, from uint64, last int64, logger *slog.Logger, appl
 }
 
 // truncateEntries removes entry from and every later one from the journal;
-// the next command appended must then carry nextSeq.
+// the next command appended must then carry nextSeq. A build in flight
+// gives up first: the journal's reopening reads every live segment, which
+// the build's archiving would move under it.
 func (l *Log) truncateEntries(from, nextSeq uint64) error {
+	l.stopBuilding()
 	if err := l.w.Close(); err != nil {
 		return err
 	}

@@ -489,8 +489,9 @@ func (l *Log) pollBuild() {
 // being built, one held is at or after need, or this node cannot build
 // any. The build replays the journal from the newest snapshot this node
 // holds (the last one built, or the base, or the start) up to need's last
-// command into a fresh State, and keeps the result as a checkpoint
-// (checkpoint.go) before it hands it back.
+// command into a fresh State, keeps the result as a checkpoint
+// (checkpoint.go) and moves the segments before the one it started from
+// to the journal's archive (archive.go) before it hands it back.
 func (l *Log) startBuild(need uint64) error {
 	if l.building || l.newState == nil || need == 0 {
 		return nil
@@ -518,10 +519,16 @@ func (l *Log) startBuild(need uint64) error {
 	}
 	l.building, l.lastBuild = true, time.Now()
 	l.buildStop.Store(false)
+	archive, sync, logger, baseIndex := l.archiveRunning, l.jcfg.Sync, l.logger, l.baseIndex()
 	go func() {
 		s, err := buildSnapshot(l.dir, from, l.newState, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
 		if err == nil {
 			err = writeCheckpoint(l.dir, s)
+		}
+		if err == nil && archive && from != nil && from.GetMetadata().GetIndex() > baseIndex {
+			// Through the checkpoint this one was built from: the two
+			// kept stay restorable, the newer a fallback for the older.
+			_, err = archiveThrough(l.dir, from, sync, logger)
 		}
 		switch {
 		case err == nil:

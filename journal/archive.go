@@ -80,10 +80,13 @@ func ArchiveSegments(dir string, throughSeq uint64, sync SyncFunc) (ArchiveResul
 // starting before beforeSeq follows (so it holds no record from beforeSeq
 // on, not even the Raft entry mark of a command from there), to the
 // archive, where a Reader reads it as an archived segment decompressed in
-// place. A rename, no copy: a replicated journal's start, which must not
-// spend seconds compressing, uses it (cluster/doc.go, "Archive"). The
+// place. A rename, no copy: a replicated journal, which must not spend
+// seconds of a running node's CPU compressing, uses it (cluster/doc.go,
+// "Archive"). The
 // archive directory is synced before the journal directory, each once.
-// It returns how many segments moved. Nothing else may use dir meanwhile.
+// It returns how many segments moved. A writer may append meanwhile (the
+// last segment never moves), and a Reader that listed a segment live reads
+// it from the archive.
 func MoveToArchive(dir string, beforeSeq uint64, sync SyncFunc) (int, error) {
 	if sync == nil {
 		sync = DefaultSync

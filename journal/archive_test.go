@@ -135,41 +135,49 @@ func TestReplayRefusesAMissingArchive(t *testing.T) {
 // archive before the reader reached it is read from the archive, not
 // reported as a missing file of a sound journal.
 func TestReaderFollowsASegmentArchivedWhileItReads(t *testing.T) {
-	dir := t.TempDir()
-	cfg := smallConfig()
-	w := openWriter(t, dir, cfg)
 	const n = 400
-	appendRange(t, w, 0, n, 16)
-	w.Close()
-	if segs := segmentPaths(t, dir); len(segs) < 4 {
-		t.Fatalf("%d segments, want at least 4", len(segs))
-	}
-	r, err := journal.NewReader(dir, journal.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rec, err := r.Next()
-	if err != nil || rec.Seq != 0 {
-		t.Fatalf("first record: %+v %v", rec, err)
-	}
-	// Everything but the last segment moves while the reader is in the first.
-	res, err := journal.ArchiveSegments(dir, n-1, nil)
-	if err != nil || res.Segments < 3 {
-		t.Fatalf("archive: %+v %v", res, err)
-	}
-	want := uint64(1)
-	for rec, err := range r.All() {
-		if err != nil {
-			t.Fatalf("after seq %d, with the segments archived meanwhile: %v", want-1, err)
-		}
-		if rec.Seq != want || !bytes.Equal(rec.Payload, payloadFor(rec.Seq)) {
-			t.Fatalf("seq %d read, want %d (or its payload differs)", rec.Seq, want)
-		}
-		want++
-	}
-	if want != n {
-		t.Fatalf("read up to seq %d, want %d", want-1, n-1)
+	for name, archive := range map[string]func(dir string) (int, error){
+		"compressed": func(dir string) (int, error) {
+			res, err := journal.ArchiveSegments(dir, n-1, nil)
+			return res.Segments, err
+		},
+		"moved": func(dir string) (int, error) { return journal.MoveToArchive(dir, n, nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			w := openWriter(t, dir, smallConfig())
+			appendRange(t, w, 0, n, 16)
+			w.Close()
+			if segs := segmentPaths(t, dir); len(segs) < 4 {
+				t.Fatalf("%d segments, want at least 4", len(segs))
+			}
+			r, err := journal.NewReader(dir, journal.ReaderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			rec, err := r.Next()
+			if err != nil || rec.Seq != 0 {
+				t.Fatalf("first record: %+v %v", rec, err)
+			}
+			// Everything but the last segment moves while the reader is in the first.
+			if moved, err := archive(dir); err != nil || moved < 3 {
+				t.Fatalf("archive: %d %v", moved, err)
+			}
+			want := uint64(1)
+			for rec, err := range r.All() {
+				if err != nil {
+					t.Fatalf("after seq %d, with the segments archived meanwhile: %v", want-1, err)
+				}
+				if rec.Seq != want || !bytes.Equal(rec.Payload, payloadFor(rec.Seq)) {
+					t.Fatalf("seq %d read, want %d (or its payload differs)", rec.Seq, want)
+				}
+				want++
+			}
+			if want != n {
+				t.Fatalf("read up to seq %d, want %d", want-1, n-1)
+			}
+		})
 	}
 }
 

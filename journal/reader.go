@@ -306,13 +306,18 @@ func (r *Reader) open() error {
 		// reading beside the running venue, a drop-copy replay): the
 		// archive holds it once the live file is gone (ArchiveSegments
 		// renames the archived copy into place before it removes the
-		// live one).
-		moved := segmentFile{path: filepath.Join(filepath.Dir(seg.path), ArchiveDirName, seg.name+archivedSuffix),
-			name: seg.name, firstSeq: seg.firstSeq, archived: true}
-		if _, statErr := os.Stat(moved.path); statErr == nil {
-			r.segs[r.idx] = moved
-			seg = moved
-			s, err = openSegmentScan(seg, r.buf)
+		// live one; MoveToArchive renames the segment itself there).
+		archive := filepath.Join(filepath.Dir(seg.path), ArchiveDirName)
+		for _, moved := range []segmentFile{
+			{path: filepath.Join(archive, seg.name+archivedSuffix), name: seg.name, firstSeq: seg.firstSeq, archived: true},
+			{path: filepath.Join(archive, seg.name), name: seg.name, firstSeq: seg.firstSeq, archived: true, plain: true},
+		} {
+			if _, statErr := os.Stat(moved.path); statErr == nil {
+				r.segs[r.idx] = moved
+				seg = moved
+				s, err = openSegmentScan(seg, r.buf)
+				break
+			}
 		}
 	}
 	if err != nil {
