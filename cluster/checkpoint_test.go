@@ -88,15 +88,17 @@ func openStateReplicaOf(t testing.TB, dir string, drop bool, newState func() (*M
 }
 
 // waitBuilt waits (bounded) for n's background snapshot build to finish.
-func waitBuilt(t *testing.T, n *Node) {
+func waitBuilt(t testing.TB, n *Node) {
 	t.Helper()
-	for range 1000 {
+	// Bounded generously: a build under the race detector on a loaded
+	// machine takes seconds.
+	for range 12_000 {
 		if n.log.pollBuild(); !n.log.building {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("a snapshot build did not finish in 5 s")
+	t.Fatal("a snapshot build did not finish in 60 s")
 }
 
 // tradeCheckpointed commits 200 batches of 3 commands through n (each
@@ -290,12 +292,7 @@ func BenchmarkRestart(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for range 1000 {
-		if n.log.pollBuild(); !n.log.building {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitBuilt(b, n)
 	if err := n.Close(); err != nil {
 		b.Fatal(err)
 	}
