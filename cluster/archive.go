@@ -83,7 +83,7 @@ func (l *Log) archiveBefore(s *raftpb.Snapshot) error {
 	}
 	p, err := archiveThrough(l.dir, s, l.jcfg.Sync, l.logger)
 	if p != nil {
-		l.archived = p
+		l.archived, l.jcfg.FirstSeq = p, p.next // SeqEnd of the start
 	}
 	return err
 }
