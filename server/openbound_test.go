@@ -202,15 +202,21 @@ func TestPossResendAtOpenOrderBound(t *testing.T) {
 	resend("new", 97)
 	next(map[int]string{11: "new", 150: "8", 39: "8", 103: "3", 58: gateway.OpenOrdersBoundText(3, 3)})
 
-	var sessions []ops.SessionInfo
-	if code := adminCall(t, s, "GET", "/v1/sessions", "", "", &sessions); code != 200 {
-		t.Fatalf("GET /v1/sessions: %d", code)
-	}
-	for _, si := range sessions {
-		if si.CompID == "CLIENT1" && si.OpenOrders != 3 {
-			t.Fatalf("CLIENT1 holds %d open orders, want its bound, 3", si.OpenOrders)
+	// The admin API counts open orders from the durable events (the
+	// monitor), which may follow the last report by a moment.
+	open := -1
+	waitUntil(t, "CLIENT1 holding its bound, 3 open orders, in GET /v1/sessions", func() bool {
+		var sessions []ops.SessionInfo
+		if code := adminCall(t, s, "GET", "/v1/sessions", "", "", &sessions); code != 200 {
+			t.Fatalf("GET /v1/sessions: %d", code)
 		}
-	}
+		for _, si := range sessions {
+			if si.CompID == "CLIENT1" {
+				open = si.OpenOrders
+			}
+		}
+		return open == 3
+	})
 	if got := metricstest.Value(t, scrape(t, s), "fixvenue_open_order_bound_rejects_total"); got != "2" {
 		t.Fatalf("fixvenue_open_order_bound_rejects_total %s, want 2 (over, new)", got)
 	}
