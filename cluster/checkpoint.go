@@ -30,10 +30,10 @@ const (
 
 // CheckpointIntervalMin is the least time between two builds that
 // compactions start by default (NodeConfig.CheckpointInterval, the
-// config's cluster.checkpoint_interval): a build loads and saves the whole state, whatever
-// the commands since the last, so a busy replica, whose window may fill
-// in seconds, builds at most one a minute. A follower behind the
-// compaction point has one built whenever it needs it.
+// config's cluster.checkpoint_interval): a build loads and saves the whole
+// state, whatever the commands since the last, so a busy replica, whose
+// window may fill in seconds, builds at most one a minute. A follower
+// behind the compaction point has one built whenever it needs it.
 const CheckpointIntervalMin = time.Minute
 
 // CheckpointStats are a replica's checkpoint figures, read from any

@@ -229,15 +229,15 @@
 // its Raft log in memory, dropping the older half when either is passed
 // (never an entry it has not applied). A follower that needs an entry the
 // leader no longer holds (it was down, or is new) gets a Raft snapshot:
-// the one built at the compaction point (every compaction starts one; see
-// "Checkpoints"), or, while none covers the follower's need, the leader's
-// Log.Snapshot starts a build and answers "try again" until it is ready;
-// Raft retries on the next heartbeat response. A build runs on a background
-// goroutine and replays the journal from the newest snapshot the replica
-// holds (the last one built, or its base, below, or the start) up to the
-// compaction point into a fresh State (NodeConfig.NewState). The snapshot's
-// data is the next seq u64 and the saved state, sent as in "Snapshot
-// transfer". Without a transport that reports outcomes (the simulation), a
+// the one built at the compaction point (compactions start builds, at
+// most one a minute; see "Checkpoints"), or, while none covers the
+// follower's need, the leader's Log.Snapshot starts a build and answers
+// "try again" until it is ready; Raft retries on the next heartbeat
+// response. A build runs on a background goroutine and replays the journal
+// from the newest snapshot the replica holds (the last one built, or its
+// base, below, or the start) up to the compaction point into a fresh State
+// (NodeConfig.NewState). The snapshot's data is the next seq u64 and the
+// saved state, sent as in "Snapshot transfer". Without a transport that reports outcomes (the simulation), a
 // snapshot not acknowledged within snapshotReportTicks is reported failed.
 //
 // The venue's State is MatcherState: the matcher, the running events hash,
@@ -303,10 +303,10 @@
 // replayed), then moves the segments before the older checkpoint kept to
 // the journal's archive ("Archive"). A Raft snapshot installed moves the
 // checkpoints aside with the segments. A checkpoint's matcher state lists
-// the sessions and instruments of its day, as a journal snapshot does: a start whose
-// configuration adds some (NodeConfig.DropCheckpoints, set by the venue
-// from its terms record) removes the checkpoints and replays from the
-// base. A build costs the replay of the commands since the last one and
+// the sessions and instruments of its day, as a journal snapshot does: a
+// start whose configuration adds some (NodeConfig.DropCheckpoints, set by
+// the venue from its terms record) removes the checkpoints and replays
+// from the base. A build costs the replay of the commands since the last one and
 // the load and write of the state (tens of MiB for 100k resting orders),
 // on a background goroutine; Close and an install make a build in flight
 // give up first.
