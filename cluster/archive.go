@@ -55,14 +55,7 @@ func writeArchivedPoint(dir string, p archivedPoint) error {
 	binary.LittleEndian.PutUint64(b[16:], p.term)
 	binary.LittleEndian.PutUint64(b[24:], p.next)
 	binary.LittleEndian.PutUint32(b[32:], crc32.Checksum(b[:32], castagnoli))
-	path := filepath.Join(dir, archivedFile)
-	if err := writeSynced(path+checkpointPartSuffix, b); err != nil {
-		return err
-	}
-	if err := os.Rename(path+checkpointPartSuffix, path); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	return syncDir(dir)
+	return writeReplacing(dir, filepath.Join(dir, archivedFile), b)
 }
 
 // startIndex is the index the live log starts after: the base's, or the

@@ -80,14 +80,10 @@ func listCheckpoints(dir string) ([]checkpointFile, error) {
 // synced, so a crash leaves the whole file or none. The checkpoints beyond
 // checkpointsKept are then removed, oldest first.
 func writeCheckpoint(dir string, s *raftpb.Snapshot) error {
-	path := checkpointPath(dir, s.GetMetadata().GetIndex())
-	if err := writeSnapshotFile(path+checkpointPartSuffix, s); err != nil {
+	if _, _, err := snapshotNext(s); err != nil {
 		return err
 	}
-	if err := os.Rename(path+checkpointPartSuffix, path); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
+	if err := writeReplacing(dir, checkpointPath(dir, s.GetMetadata().GetIndex()), append(snapshotFileHeader(s), s.GetData()...)); err != nil {
 		return err
 	}
 	all, err := listCheckpoints(dir)
@@ -121,15 +117,17 @@ func removeCheckpoints(dir string) (int, error) {
 	return 0, nil
 }
 
-// openCheckpoint sets the checkpoint Open restores, or removes them all
-// when drop is set. A node that cannot build snapshots (no NewState) has
-// none to restore.
-func (l *Log) openCheckpoint(all []entryMeta, drop bool) error {
+// openCheckpoint makes the newest valid checkpoint built, the one Open
+// restores, and returns the oldest valid one, which Open moves the segments
+// before to the archive (the newer stays a fallback: doc.go, "Archive");
+// or it removes them all when drop is set. A node that cannot build
+// snapshots (no NewState) has none to restore.
+func (l *Log) openCheckpoint(all []entryMeta, drop bool) (*raftpb.Snapshot, error) {
 	// A write a crash interrupted (no build runs yet).
 	parts, _ := filepath.Glob(filepath.Join(l.dir, checkpointPrefix+"*"+checkpointPartSuffix))
 	for _, p := range parts {
 		if err := os.Remove(p); err != nil {
-			return fmt.Errorf("cluster: %w", err)
+			return nil, fmt.Errorf("cluster: %w", err)
 		}
 	}
 	if drop {
@@ -138,20 +136,18 @@ func (l *Log) openCheckpoint(all []entryMeta, drop bool) error {
 			l.logger.Info("cluster: checkpoints removed: the configuration adds sessions or instruments they do not hold; this start replays the journal from its base",
 				"removed", n)
 		}
-		return err
+		return nil, err
 	}
 	if l.newState == nil {
-		return nil
+		return nil, nil
 	}
 	valid, err := l.loadCheckpoints(all)
 	if err != nil || len(valid) == 0 {
-		return err
+		return nil, err
 	}
-	s := valid[0]
-	l.checkpoint, l.built = s, s
-	l.checkpoints.Index.Store(s.GetMetadata().GetIndex())
-	l.archiveAt = valid[len(valid)-1]
-	return nil
+	l.built = valid[0]
+	l.checkpoints.Index.Store(l.built.GetMetadata().GetIndex())
+	return valid[len(valid)-1], nil
 }
 
 // loadCheckpoints returns the checkpoints a start may restore, newest

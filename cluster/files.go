@@ -139,6 +139,20 @@ func writeSynced(path string, b []byte) error {
 	return f.Close()
 }
 
+// writeReplacing makes path in dir hold b: written to path.part, synced,
+// renamed over path and dir synced, so that a crash leaves the old file or
+// the new one, whole (a .part left is a write never finished). Not the
+// journal's .tmp, which a journal.Open, a truncation's, removes.
+func writeReplacing(dir, path string, b []byte) error {
+	if err := writeSynced(path+checkpointPartSuffix, b); err != nil {
+		return err
+	}
+	if err := os.Rename(path+checkpointPartSuffix, path); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return syncDir(dir)
+}
+
 func syncDir(dir string) error { return journal.SyncDirectory(dir, journal.DefaultSync) }
 
 // hardState is Raft's term, vote and commit index.

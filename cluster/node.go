@@ -199,9 +199,10 @@ func (n *Node) replayCommitted() error {
 		return fmt.Errorf("%w: commit index %d not in the log", ErrCorrupt, commit)
 	}
 	from := uint64(0)
-	start, what := n.log.base, "the Raft snapshot"
-	if n.log.checkpoint != nil {
-		start, what = n.log.checkpoint, "the checkpoint"
+	// Open made the checkpoint it restores the one built.
+	start, what, checkpoint := n.log.base, "the Raft snapshot", n.log.built != nil
+	if checkpoint {
+		start, what = n.log.built, "the checkpoint"
 	}
 	if start != nil {
 		next, state, err := snapshotNext(start)
@@ -212,7 +213,7 @@ func (n *Node) replayCommitted() error {
 			return fmt.Errorf("cluster: the log starts after a Raft snapshot but this node cannot restore one")
 		}
 		if err := n.cfg.Restore(state, next); err != nil {
-			if start == n.log.checkpoint {
+			if checkpoint {
 				return fmt.Errorf("cluster: restoring %s at index %d (%s; remove it, and the start replays from an older one or the journal's base): %w",
 					what, start.GetMetadata().GetIndex(), checkpointPath(n.cfg.Dir, start.GetMetadata().GetIndex()), err)
 			}
@@ -231,7 +232,7 @@ func (n *Node) replayCommitted() error {
 	if err != nil {
 		return fmt.Errorf("cluster: replaying committed commands: %w", err)
 	}
-	if start == n.log.checkpoint && start != nil {
+	if checkpoint {
 		n.cfg.Logger.Info("cluster: started from a checkpoint", "index", start.GetMetadata().GetIndex(), "from_seq", from,
 			"replayed_commands", max(0, end-int64(from)+1))
 	}

@@ -53,18 +53,14 @@ type Log struct {
 	voters     []uint64
 	logger     *slog.Logger
 	// base is the Raft snapshot the log starts after (nil: the log starts
-	// at index 1), built the newest snapshot this node made for followers,
+	// at index 1), built the newest snapshot this node made for followers
+	// (at Open, until the node first ticks, the checkpoint it restores),
 	// newState makes the fresh state a build replays into (nil: none built).
 	base, built *raftpb.Snapshot
 	newState    func() (State, error)
 	// archived is where the live log starts when the segments before it
 	// moved to the journal's archive (archive.go; nil: none did).
 	archived *archivedPoint
-	// checkpoint is the checkpoint Open restores (nil: none; doc.go,
-	// "Checkpoints"); it is also built, the start of the next build.
-	// archiveAt is the oldest valid one kept, which Open moves the segments
-	// before to the archive: the newer stays a fallback (doc.go, "Archive").
-	checkpoint, archiveAt *raftpb.Snapshot
 	// received hands over the file a snapshot was received into
 	// (LogConfig.ReceivedSnapshot); snapshotBytesMax bounds a snapshot built.
 	received         func(index, term uint64) string
@@ -175,15 +171,16 @@ func OpenLog(dir string, clusterID, nodeID uint64, voters []uint64, cfg LogConfi
 	if end := l.startIndex() + uint64(len(all)); l.state.commit > end {
 		return nil, fmt.Errorf("%w: hard state commits index %d but the log ends at %d", ErrCorrupt, l.state.commit, end)
 	}
-	if err := l.openCheckpoint(all, cfg.DropCheckpoints); err != nil {
+	archiveAt, err := l.openCheckpoint(all, cfg.DropCheckpoints)
+	if err != nil {
 		return nil, err
 	}
-	if l.archiveAt != nil {
+	if archiveAt != nil {
 		from := l.startIndex()
-		if err := l.archiveBefore(l.archiveAt); err != nil {
+		if err := l.archiveBefore(archiveAt); err != nil {
 			return nil, err
 		}
-		all, l.archiveAt = all[l.startIndex()-from:], nil
+		all = all[l.startIndex()-from:]
 	}
 	if err := l.load(all); err != nil {
 		return nil, err

@@ -452,15 +452,24 @@ func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
 	first, _ := l.mem.FirstIndex()
 	need := first - 1
 	l.pollBuild()
-	for _, s := range []*raftpb.Snapshot{l.built, l.base} {
-		if s != nil && s.GetMetadata().GetIndex() >= need {
-			return s, nil
-		}
+	if s := l.heldFrom(need); s != nil {
+		return s, nil
 	}
 	if err := l.startBuild(need); err != nil {
 		return nil, err
 	}
 	return nil, raft.ErrSnapshotTemporarilyUnavailable
+}
+
+// heldFrom is the snapshot this node holds (the last built, or the base)
+// at or after index need, nil when neither is.
+func (l *Log) heldFrom(need uint64) *raftpb.Snapshot {
+	for _, s := range []*raftpb.Snapshot{l.built, l.base} {
+		if s != nil && s.GetMetadata().GetIndex() >= need {
+			return s
+		}
+	}
+	return nil
 }
 
 // pollBuild takes the background build's result once it is ready. A build
@@ -496,14 +505,12 @@ func (l *Log) startBuild(need uint64) error {
 	if l.building || l.newState == nil || need == 0 {
 		return nil
 	}
-	for _, s := range []*raftpb.Snapshot{l.built, l.base} {
-		if s != nil && s.GetMetadata().GetIndex() >= need {
-			// It serves a follower behind need (Raft takes any snapshot
-			// from there on), and a build from it cannot go back to need:
-			// a start restored it, and the window it read holds entries
-			// before it (entries_in_memory raised, or a compaction by bytes).
-			return nil
-		}
+	if l.heldFrom(need) != nil {
+		// It serves a follower behind need (Raft takes any snapshot from
+		// there on), and a build from it cannot go back to need: a start
+		// restored it, and the window it read holds entries before it
+		// (entries_in_memory raised, or a compaction by bytes).
+		return nil
 	}
 	term, err := l.mem.Term(need)
 	if err != nil {
