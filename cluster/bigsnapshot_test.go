@@ -56,8 +56,23 @@ func (p tapePart) Event(ev []byte) error {
 // hash, the feed's state derived from events and the console's tape.
 func venueState() (*MatcherState, error) { return venueStateOf(bigMatcherConfig()) }
 
-// venueStateOf is venueState over a matcher configured by cfg.
+// venueStateOf is venueState over a matcher configured by cfg; a build
+// reloads it with new parts, as the venue's (server/cluster.go).
 func venueStateOf(cfg core.Config) (*MatcherState, error) {
+	parts, err := venueParts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := NewMatcherState(cfg, parts)
+	if err != nil {
+		return nil, err
+	}
+	st.NewParts = func() (map[string]StatePart, error) { return venueParts(cfg) }
+	return st, nil
+}
+
+// venueParts are venueState's parts beside the matcher, new.
+func venueParts(cfg core.Config) (map[string]StatePart, error) {
 	tick, err := decimal.ParseTick("0.01")
 	if err != nil {
 		return nil, err
@@ -71,7 +86,7 @@ func venueStateOf(cfg core.Config) (*MatcherState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewMatcherState(cfg, map[string]StatePart{"marketdata": feed, "console": tapePart{console.NewTape([]uint32{1}, nil)}})
+	return map[string]StatePart{"marketdata": feed, "console": tapePart{console.NewTape([]uint32{1}, nil)}}, nil
 }
 
 // resting encodes count orders that rest: bids below 99.00, asks above

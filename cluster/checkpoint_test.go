@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/journal"
 )
 
@@ -23,8 +26,15 @@ type stateReplica struct {
 	log     bytes.Buffer
 }
 
-// plainState is a matcher and its events hash, no parts.
-func plainState() (*MatcherState, error) { return NewMatcherState(testMatcherConfig(), nil) }
+// plainState is a matcher and its events hash, no parts; a build reloads
+// it.
+func plainState() (*MatcherState, error) {
+	st, err := NewMatcherState(testMatcherConfig(), nil)
+	if err == nil {
+		st.NewParts = func() (map[string]StatePart, error) { return nil, nil }
+	}
+	return st, err
+}
 
 // stateReplicaConfig configures a one-node cluster in dir over a state
 // from newState, with a memory window of 16 entries (unless edit changes
@@ -42,6 +52,9 @@ func stateReplicaConfig(t testing.TB, dir string, drop bool, newState func() (*M
 		Send:  func(*raftpb.Message) {}, Logger: slog.New(slog.NewTextHandler(&r.log, nil)), DropCheckpoints: drop,
 		NewState: func() (State, error) { return newState() },
 		Restore: func(state []byte, _ uint64) error {
+			if r.st.reloadable() {
+				return r.st.Reload(state) // into the matcher it has, as the venue restores
+			}
 			st, err := newState()
 			if err == nil {
 				err = st.Load(state)
@@ -273,7 +286,10 @@ func TestDropCheckpointsReplaysFromTheStart(t *testing.T) {
 // after it, reading only the live segments (its first start moved those
 // before the checkpoint to the archive); "journal" (a node that keeps no
 // checkpoint) replays every command, archive included. Each reports the
-// commands its start applied.
+// commands its start applied. "checkpoint-new-state" restores into a
+// replica state made for it, beside the one the node has (as a start did
+// before MatcherState.Reload). The matcher has the venue's default bounds
+// (config/default.toml: 1,048,576 orders, 4,194,304 ClOrdIDs).
 func BenchmarkRestart(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "n1")
 	noSync := func(c *NodeConfig) {
@@ -281,7 +297,7 @@ func BenchmarkRestart(b *testing.B) {
 		c.Journal.SegmentBytes = 4 << 20
 		c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
 	}
-	newState := func() (*MatcherState, error) { return venueStateOf(testMatcherConfig()) }
+	newState := func() (*MatcherState, error) { return venueStateOf(defaultBoundsMatcherConfig()) }
 	n, _ := openStateReplicaOf(b, dir, false, newState, noSync)
 	flow := newOrderFlow(7)
 	for range 10_000 {
@@ -301,12 +317,22 @@ func BenchmarkRestart(b *testing.B) {
 		edit func(*NodeConfig)
 	}{
 		{"checkpoint", func(*NodeConfig) {}},
+		{"checkpoint-new-state", func(c *NodeConfig) {
+			c.Restore = func(state []byte, _ uint64) error {
+				st, err := newState()
+				if err == nil {
+					err = st.Load(state)
+				}
+				return err
+			}
+		}},
 		{"journal", func(c *NodeConfig) { c.NewState, c.Restore = nil, nil }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			applied := 0
 			for b.Loop() {
 				b.StopTimer()
+				debug.FreeOSMemory() // the last start's states returned to the system: a start's process is new
 				cfg, r := stateReplicaConfig(b, dir, false, newState, noSync, bc.edit)
 				b.StartTimer()
 				n, err := Open(cfg)
@@ -322,6 +348,112 @@ func BenchmarkRestart(b *testing.B) {
 			}
 			b.ReportMetric(float64(applied), "commands/start")
 		})
+	}
+}
+
+// defaultBoundsMatcherConfig is testMatcherConfig with the venue's
+// default bounds on orders and ClOrdIDs, which size the matcher's memory.
+func defaultBoundsMatcherConfig() core.Config {
+	cfg := testMatcherConfig()
+	cfg.OrdersMax, cfg.ClOrdIDsMax = 1<<20, 4<<20
+	return cfg
+}
+
+// BenchmarkCheckpointBuild measures one checkpoint build (a minute's
+// commands, 20,000, onto the checkpoint before) with the venue's default
+// bounds: "reload" reuses the state of the build before (as every build
+// after a replica's first does), "new-state" makes one (as every build did
+// before MatcherState.Reload).
+func BenchmarkCheckpointBuild(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "n1")
+	noSync := func(c *NodeConfig) {
+		c.EntriesInMemoryMax = 256
+		c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
+	}
+	newState := func() (State, error) { return venueStateOf(defaultBoundsMatcherConfig()) }
+	n, _ := openStateReplicaOf(b, dir, false, func() (*MatcherState, error) { return venueStateOf(defaultBoundsMatcherConfig()) }, noSync)
+	flow := newOrderFlow(7)
+	for range 2_000 {
+		if err := n.Propose(flow.batch(b, n.ProposeNext(), 50)); err != nil {
+			b.Fatal(err)
+		}
+		if err := n.Process(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitBuilt(b, n)
+	end := n.Committed().Load()
+	if err := n.Close(); err != nil {
+		b.Fatal(err)
+	}
+	base, _, err := buildSnapshot(dir, nil, newState, nil, []uint64{1}, 1, 1, end-20_000, DefaultSnapshotBytesMax, new(atomic.Bool))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, reload := range []bool{true, false} {
+		name := map[bool]string{true: "reload", false: "new-state"}[reload]
+		b.Run(name, func(b *testing.B) {
+			var spare State
+			for b.Loop() {
+				b.StopTimer()
+				debug.FreeOSMemory() // the last build's state, unless kept, returned to the system, as the scavenger does between builds a minute apart
+				b.StartTimer()
+				_, st, err := buildSnapshot(dir, base, newState, spare, []uint64{1}, 2, 1, end, DefaultSnapshotBytesMax, new(atomic.Bool))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if reload {
+					spare = st
+				}
+			}
+		})
+	}
+}
+
+// A build reloads the state of the build before it (its matcher's memory
+// kept, its parts new), and the snapshot it saves is the one a build into
+// a new state saves, byte for byte.
+func TestBuildReloadsTheStateBefore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	newState := func() (*MatcherState, error) { return venueStateOf(testMatcherConfig()) }
+	n, _ := openStateReplicaOf(t, dir, false, newState)
+	defer n.Close()
+	flow := newOrderFlow(12)
+	for range 40 {
+		commitBatch(t, n, flow, 5)
+	}
+	waitBuilt(t, n)
+	first, ok := n.log.spare.(*MatcherState)
+	if !ok || n.log.built == nil {
+		t.Fatalf("no build handed its state back (%T, built %v)", n.log.spare, n.log.built != nil)
+	}
+	for range 3 {
+		base := n.log.built
+		for range 40 {
+			commitBatch(t, n, flow, 5)
+		}
+		waitBuilt(t, n)
+		built := n.log.built
+		if built.GetMetadata().GetIndex() <= base.GetMetadata().GetIndex() {
+			t.Fatalf("no build after index %d", base.GetMetadata().GetIndex())
+		}
+		if n.log.spare != State(first) {
+			t.Fatal("a build made a new state instead of reloading the one before")
+		}
+		next, _, err := snapshotNext(built)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := built.GetMetadata()
+		fresh, _, err := buildSnapshot(dir, base, func() (State, error) { return newState() }, nil, []uint64{1},
+			md.GetIndex(), md.GetTerm(), int64(next)-1, DefaultSnapshotBytesMax, new(atomic.Bool))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fresh.GetData(), built.GetData()) {
+			t.Fatalf("the snapshot of index %d built by reloading differs from one built into a new state (%d and %d bytes)",
+				md.GetIndex(), len(built.GetData()), len(fresh.GetData()))
+		}
 	}
 }
 

@@ -311,6 +311,16 @@
 // on a background goroutine; Close and an install make a build in flight
 // give up first.
 //
+// A replica state's matcher takes its bounds' memory whatever it holds
+// (about a gigabyte at the venue's defaults), so none is allocated twice:
+// a build loads into the state of the build before it
+// (MatcherState.Reload: the matcher keeps its memory, its parts and hash
+// are new), which the replica keeps between builds (Log.spare), and a
+// start or an install restores into the replica's own matcher
+// (MatcherStateOf). A replica that builds holds two states from its first
+// build on, where builds into new states held a third until the collector
+// and the system took each back.
+//
 // # Archive
 //
 // The sealed segments before the older of the two checkpoints kept move to

@@ -55,9 +55,13 @@ type Log struct {
 	// base is the Raft snapshot the log starts after (nil: the log starts
 	// at index 1), built the newest snapshot this node made for followers
 	// (at Open, until the node first ticks, the checkpoint it restores),
-	// newState makes the fresh state a build replays into (nil: none built).
+	// newState makes the fresh state a build replays into (nil: none built),
+	// and spare is the state the last build used, which the next reloads
+	// when it can (buildFrom): a replica that builds keeps one replica state
+	// beside its own from its first build on.
 	base, built *raftpb.Snapshot
 	newState    func() (State, error)
+	spare       State
 	// archived is where the live log starts when the segments before it
 	// moved to the journal's archive (archive.go; nil: none did).
 	archived *archivedPoint

@@ -66,7 +66,10 @@ type MatcherState struct {
 	// saved parts it has no consumer for.
 	Parts   map[string]StatePart
 	Missing []string
-	sink    stateSink
+	// NewParts, when set, makes the parts again for Reload, so that a
+	// build reuses the state of the build before it.
+	NewParts func() (map[string]StatePart, error)
+	sink     stateSink
 }
 
 // NewMatcherState returns an empty state over a new matcher, with parts.
@@ -75,12 +78,47 @@ func NewMatcherState(cfg core.Config, parts map[string]StatePart) (*MatcherState
 	if err != nil {
 		return nil, err
 	}
-	s := &MatcherState{Matcher: m, Hash: journal.NewHashSink(), Parts: parts}
-	s.sink.state = s
+	return MatcherStateOf(m, parts), nil
+}
+
+// MatcherStateOf is a state over m, which it owns from here on, with a new
+// hash and parts: Load replaces m's state (core's ReadSnapshot), so that a
+// replica restores a snapshot into the matcher it has instead of
+// allocating another (doc.go, "Checkpoints").
+func MatcherStateOf(m *core.Matcher, parts map[string]StatePart) *MatcherState {
+	s := &MatcherState{Matcher: m, Hash: journal.NewHashSink()}
+	s.setParts(parts)
+	return s
+}
+
+func (s *MatcherState) setParts(parts map[string]StatePart) {
+	s.Parts = parts
+	s.sink = stateSink{state: s}
 	for _, name := range s.partNames() {
 		s.sink.parts = append(s.sink.parts, parts[name])
 	}
-	return s, nil
+}
+
+// reloadable says whether Reload can make this state another saved one.
+func (s *MatcherState) reloadable() bool { return s.NewParts != nil }
+
+// Reload makes a state that may have applied commands the one Save
+// returned: the matcher keeps its memory (its ReadSnapshot empties it
+// first), the hash starts again, and the parts are new ones (NewParts; a
+// part restores into one that has taken no event). A build reuses the state
+// of the build before it this way, instead of allocating a matcher each
+// time (doc.go, "Checkpoints").
+func (s *MatcherState) Reload(data []byte) error {
+	if !s.reloadable() {
+		return errors.New("cluster: a replica state without NewParts cannot be reloaded")
+	}
+	parts, err := s.NewParts()
+	if err != nil {
+		return err
+	}
+	s.setParts(parts)
+	s.Hash = journal.NewHashSink()
+	return s.Load(data)
 }
 
 // stateSink hashes each event and hands it to the parts; the matcher cannot
@@ -438,10 +476,12 @@ func (l *Log) installSnapshot(s *raftpb.Snapshot) ([]byte, uint64, error) {
 	return state, next, nil
 }
 
-// builtSnapshot is what the background builder hands back.
+// builtSnapshot is what the background builder hands back: the snapshot,
+// and the state it built, for the next build to reuse.
 type builtSnapshot struct {
-	snap *raftpb.Snapshot
-	err  error
+	snap  *raftpb.Snapshot
+	state State
+	err   error
 }
 
 // Snapshot serves a follower too far behind (raft.Storage): the newest
@@ -477,7 +517,7 @@ func (l *Log) heldFrom(need uint64) *raftpb.Snapshot {
 func (l *Log) pollBuild() {
 	select {
 	case b := <-l.buildDone:
-		l.building = false
+		l.building, l.spare = false, b.state
 		switch {
 		case b.err != nil && b.snap == nil:
 			l.logger.Error("cluster: building a Raft snapshot failed", "err", b.err)
@@ -526,9 +566,10 @@ func (l *Log) startBuild(need uint64) error {
 	}
 	l.building, l.lastBuild = true, time.Now()
 	l.buildStop.Store(false)
-	archive, sync, logger, baseIndex := l.archiveRunning, l.jcfg.Sync, l.logger, l.baseIndex()
+	archive, sync, logger, baseIndex, spare := l.archiveRunning, l.jcfg.Sync, l.logger, l.baseIndex(), l.spare
+	l.spare = nil // the build's own until it hands it back
 	go func() {
-		s, err := buildSnapshot(l.dir, from, l.newState, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
+		s, st, err := buildSnapshot(l.dir, from, l.newState, spare, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
 		if err == nil {
 			err = writeCheckpoint(l.dir, s)
 		}
@@ -543,7 +584,7 @@ func (l *Log) startBuild(need uint64) error {
 		case !errors.Is(err, errBuildStopped):
 			l.checkpoints.Failures.Add(1)
 		}
-		l.buildDone <- builtSnapshot{snap: s, err: err}
+		l.buildDone <- builtSnapshot{snap: s, state: st, err: err}
 	}()
 	return nil
 }
@@ -558,31 +599,54 @@ func (l *Log) stopBuilding() {
 		return
 	}
 	l.buildStop.Store(true)
-	<-l.buildDone
-	l.building = false
+	b := <-l.buildDone
+	l.building, l.spare = false, b.state
 }
 
 // buildSnapshot replays the committed commands up to lastSeq onto base
-// (a snapshot before them, or nil: an empty state) and saves the result as the snapshot of entry index.
-// It reads the journal while the writer appends: every record up to
-// lastSeq is complete on disk, and it reads no further.
-func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, error), voters []uint64,
-	index, term uint64, lastSeq int64, bytesMax int64, stop *atomic.Bool) (*raftpb.Snapshot, error) {
-	st, err := newState()
+// (a snapshot before them, or nil: an empty state) and saves the result as
+// the snapshot of entry index. It loads base into spare, the state of the
+// build before, when that can be reloaded, and else into a new state; it
+// returns the state it used, whatever the outcome. It reads the journal
+// while the writer appends: every record up to lastSeq is complete on disk,
+// and it reads no further.
+func buildSnapshot(dir string, base *raftpb.Snapshot, newState func() (State, error), spare State, voters []uint64,
+	index, term uint64, lastSeq int64, bytesMax int64, stop *atomic.Bool) (*raftpb.Snapshot, State, error) {
+	st, from, err := buildFrom(base, newState, spare)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	from := uint64(0)
-	if base != nil {
-		next, data, err := snapshotNext(base)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.Load(data); err != nil {
-			return nil, err
-		}
-		from = next
+	s, err := buildOnto(dir, st, from, voters, index, term, lastSeq, bytesMax, stop)
+	return s, st, err
+}
+
+// buildFrom is the state a build starts from and the seq of its first
+// command: base loaded into spare when spare can be reloaded (an empty
+// state is always a new one: a reloaded matcher is empty of orders, not
+// as configured), else into a state newState makes.
+func buildFrom(base *raftpb.Snapshot, newState func() (State, error), spare State) (State, uint64, error) {
+	if base == nil {
+		st, err := newState()
+		return st, 0, err
 	}
+	next, data, err := snapshotNext(base)
+	if err != nil {
+		return spare, 0, err
+	}
+	if ms, ok := spare.(*MatcherState); ok && ms.reloadable() {
+		return ms, next, ms.Reload(data)
+	}
+	st, err := newState()
+	if err == nil {
+		err = st.Load(data)
+	}
+	return st, next, err
+}
+
+// buildOnto applies the commands from seq from through lastSeq to st and
+// saves the result as the snapshot of entry index.
+func buildOnto(dir string, st State, from uint64, voters []uint64, index, term uint64, lastSeq int64, bytesMax int64,
+	stop *atomic.Bool) (*raftpb.Snapshot, error) {
 	if lastSeq < int64(from)-1 {
 		return nil, fmt.Errorf("cluster: building the snapshot of index %d (commands to seq %d) from one after it (next seq %d)", index, lastSeq, from)
 	}

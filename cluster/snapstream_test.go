@@ -208,11 +208,11 @@ func TestSnapshotStreamOverTCP(t *testing.T) {
 // A leader refuses to build a snapshot over the bound, naming it.
 func TestSnapshotBuildOverBoundIsRefused(t *testing.T) {
 	newState := func() (State, error) { return NewMatcherState(testMatcherConfig(), nil) }
-	_, err := buildSnapshot(t.TempDir(), nil, newState, []uint64{1, 2, 3}, 10, 2, -1, 64, new(atomic.Bool))
+	_, _, err := buildSnapshot(t.TempDir(), nil, newState, nil, []uint64{1, 2, 3}, 10, 2, -1, 64, new(atomic.Bool))
 	if !errors.Is(err, ErrSnapshotTooLarge) {
 		t.Fatalf("err %v, want ErrSnapshotTooLarge", err)
 	}
-	if _, err := buildSnapshot(t.TempDir(), nil, newState, []uint64{1, 2, 3}, 10, 2, -1, DefaultSnapshotBytesMax, new(atomic.Bool)); err != nil {
+	if _, _, err := buildSnapshot(t.TempDir(), nil, newState, nil, []uint64{1, 2, 3}, 10, 2, -1, DefaultSnapshotBytesMax, new(atomic.Bool)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -191,7 +191,10 @@ type ClusterNode struct {
 	log     *slog.Logger
 	matcher *core.Matcher
 	hash    *journal.HashSink
-	tape    *console.Tape // kept while following (clustertape.go); nil when the admin API is off
+	// stateUsed is set once the standby state (matcher, feed, tape) has
+	// applied a command or been restored (runner goroutine, or Open).
+	stateUsed bool
+	tape      *console.Tape // kept while following (clustertape.go); nil when the admin API is off
 	// disabled are the sessions an operator disabled, kept from the events
 	// while following (disabled.go), so that this node refuses them if it leads.
 	disabled *disabledSessions
@@ -485,6 +488,7 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 	if c.leading.Load() {
 		return nil
 	}
+	c.stateUsed = true
 	if c.sink.tape != nil {
 		c.sink.tape.Command(cmd) // what an operator command's result does not say, as the leader's tape keeps it
 	}
@@ -551,10 +555,26 @@ func (p tapePart) Event(ev []byte) error {
 }
 
 // newState is a fresh replica state, into which the node replays its
-// journal to build a Raft snapshot for a follower too far behind: the
-// matcher, the events hash, and (when configured) the feed's state, derived
-// without a socket, and the console's tape.
+// journal to build a checkpoint or a Raft snapshot for a follower too far
+// behind: the matcher, the events hash, and (when configured) the feed's
+// state, derived without a socket, and the console's tape. The next build
+// reloads it (cluster.MatcherState.Reload) with new parts.
 func (c *ClusterNode) newState() (cluster.State, error) {
+	parts, err := c.newStateParts()
+	if err != nil {
+		return nil, err
+	}
+	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
+	if err != nil {
+		return nil, err
+	}
+	st.NewParts = c.newStateParts
+	return st, nil
+}
+
+// newStateParts are a build's parts of the replica state beside the
+// matcher, none of which has taken an event.
+func (c *ClusterNode) newStateParts() (map[string]cluster.StatePart, error) {
 	parts := map[string]cluster.StatePart{}
 	if c.cfg.MarketData.Enabled {
 		tc, err := trackerConfig(c.cfg)
@@ -576,37 +596,44 @@ func (c *ClusterNode) newState() (cluster.State, error) {
 	}
 	parts[partDisabledSessions] = disabled
 	parts[partScheduleProgress] = newScheduleProgress(c.cfg)
-	return cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
+	return parts, nil
 }
 
-// restore makes a Raft snapshot's state this follower's hot standby (runner
-// goroutine, or Open): its matcher, its running events hash, a new standby
-// feed restored from the snapshot's feed state (so it continues the
-// sequence), and a new console tape restored from the snapshot's.
+// restore makes a Raft snapshot's or a checkpoint's state this follower's
+// hot standby (runner goroutine, or Open): the snapshot's matcher state
+// replaces its own matcher's (a failure leaves that empty, and the node
+// stops), its running events hash, a standby feed restored from the
+// snapshot's feed state (so it continues the sequence), and a console tape
+// restored from the snapshot's. The feed and the tape are those the node
+// started with while it has applied nothing (a start from a checkpoint),
+// else new ones.
 func (c *ClusterNode) restore(state []byte, next uint64) error {
-	c.closeFeed() // its recovery address is the new feed's
+	fresh := !c.stateUsed
+	c.stateUsed = true
 	parts := map[string]cluster.StatePart{}
-	var md *fixmd.Handler
-	var feed *marketdata.Feed
-	if c.cfg.MarketData.Enabled {
-		var err error
-		if md, feed, err = newFeed(c.cfg, c.orderToFeed, nil); err != nil {
-			return fmt.Errorf("cluster: a standby feed for the Raft snapshot: %w", err)
+	md, feed, tape := c.fixmd, c.feed, c.tape
+	if !fresh {
+		c.closeFeed() // its recovery address is the new feed's
+		md, feed = nil, nil
+		if c.cfg.MarketData.Enabled {
+			var err error
+			if md, feed, err = newFeed(c.cfg, c.orderToFeed, nil); err != nil {
+				return fmt.Errorf("cluster: a standby feed for the Raft snapshot: %w", err)
+			}
 		}
+		tape = followerTape(c.cfg)
+	}
+	if feed != nil {
 		parts[partMarketData] = feedPart{feed}
 	}
-	tape := followerTape(c.cfg)
 	if tape != nil {
 		parts[partConsoleTape] = tapePart{tape}
 	}
 	parts[partDisabledSessions] = c.disabled
 	parts[partScheduleProgress] = c.schedule
-	st, err := cluster.NewMatcherState(MatcherConfig(c.cfg), parts)
-	if err == nil {
-		err = st.Load(state)
-	}
-	if err != nil {
-		if feed != nil {
+	st := cluster.MatcherStateOf(c.matcher, parts)
+	if err := st.Load(state); err != nil {
+		if feed != nil && feed != c.feed {
 			feed.Close()
 		}
 		if errors.Is(err, core.ErrSnapshot) {
@@ -620,10 +647,10 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		}
 		return err
 	}
-	c.matcher, c.hash, c.tape, c.feed, c.fixmd = st.Matcher, st.Hash, tape, feed, md
-	if feed != nil {
+	if !fresh && feed != nil {
 		c.feedRefusal = feed.RefuseRecovery()
 	}
+	c.hash, c.tape, c.feed, c.fixmd = st.Hash, tape, feed, md
 	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, schedule: c.schedule, feed: feed, tape: tape, log: c.log,
 		configured: configuredInstruments(c.cfg)}
 	c.sink.open, c.sink.rest = standbyViews(c.cfg, st.Matcher)
