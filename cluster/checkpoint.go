@@ -43,6 +43,11 @@ type CheckpointStats struct {
 	Index atomic.Uint64
 	// Failures counts snapshot builds and checkpoint writes that failed.
 	Failures atomic.Uint64
+	// Built counts the checkpoints kept since start, and LastBuildNanos is
+	// the last one's time from the start of its build (the load, the replay,
+	// the save) to its file on disk, its archiving not included.
+	Built          atomic.Uint64
+	LastBuildNanos atomic.Int64
 }
 
 func checkpointPath(dir string, index uint64) string {

@@ -427,6 +427,7 @@ func TestBuildReloadsTheStateBefore(t *testing.T) {
 	if !ok || n.log.built == nil {
 		t.Fatalf("no build handed its state back (%T, built %v)", n.log.spare, n.log.built != nil)
 	}
+	builds := n.Checkpoints().Built.Load()
 	for range 3 {
 		base := n.log.built
 		for range 40 {
@@ -440,6 +441,10 @@ func TestBuildReloadsTheStateBefore(t *testing.T) {
 		if n.log.spare != State(first) {
 			t.Fatal("a build made a new state instead of reloading the one before")
 		}
+		if got := n.Checkpoints().Built.Load(); got <= builds || n.Checkpoints().LastBuildNanos.Load() <= 0 {
+			t.Fatalf("%d checkpoints built (%d before), the last in %d ns", got, builds, n.Checkpoints().LastBuildNanos.Load())
+		}
+		builds = n.Checkpoints().Built.Load()
 		next, _, err := snapshotNext(built)
 		if err != nil {
 			t.Fatal(err)

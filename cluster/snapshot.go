@@ -569,9 +569,14 @@ func (l *Log) startBuild(need uint64) error {
 	archive, sync, logger, baseIndex, spare := l.archiveRunning, l.jcfg.Sync, l.logger, l.baseIndex(), l.spare
 	l.spare = nil // the build's own until it hands it back
 	go func() {
+		began := time.Now()
 		s, st, err := buildSnapshot(l.dir, from, l.newState, spare, l.voters, need, term, end, l.snapshotBytesMax, &l.buildStop)
 		if err == nil {
 			err = writeCheckpoint(l.dir, s)
+		}
+		if err == nil {
+			l.checkpoints.LastBuildNanos.Store(int64(time.Since(began)))
+			l.checkpoints.Built.Add(1)
 		}
 		if err == nil && archive && from != nil && from.GetMetadata().GetIndex() > baseIndex {
 			// Through the checkpoint this one was built from: the two

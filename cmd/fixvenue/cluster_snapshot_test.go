@@ -115,6 +115,16 @@ func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The nodes that kept checkpoints as they compacted say how many and
+	// how long the last build took.
+	for _, i := range []int{l, other} {
+		page := metricstest.Scrape(t, h.status[i])
+		built, took := metricstest.Float(t, page, "fixvenue_cluster_checkpoints_built_total"),
+			metricstest.Float(t, page, "fixvenue_cluster_checkpoint_build_seconds")
+		if built < 1 || took <= 0 {
+			t.Fatalf("node %d: fixvenue_cluster_checkpoints_built_total %v, fixvenue_cluster_checkpoint_build_seconds %v, want a build", i+1, built, took)
+		}
+	}
 	h.verifyJournals()
 	// Its journal starts after the snapshot: a dump from seq 0 says the
 	// commands before are in the snapshot, none missing (exit 0).
