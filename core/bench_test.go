@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
@@ -391,4 +392,36 @@ func BenchmarkIcebergRefill(b *testing.B) {
 		b.Fatalf("%d refills, %d trades in %d iterations", got, w.m.Counters().LastTradeID-trades, b.N)
 	}
 	checkWorkloadBook(b, w)
+}
+
+// BenchmarkReadSnapshot reads a book of about 100,000 orders (400,000
+// ClOrdIDs of the day) into a matcher with the venue's default bounds
+// (config/default.toml: 1,048,576 orders, 4,194,304 ClOrdIDs): "new" into
+// one just made, on memory the system has just handed over, as a start
+// from a snapshot does; "used" into one that holds the book already, as a
+// cluster's checkpoint build does.
+func BenchmarkReadSnapshot(b *testing.B) {
+	flow := newMixedFlow(b, 100_000, 400_000)
+	cfg := flow.cfg
+	cfg.OrdersMax, cfg.ClOrdIDsMax = 1<<20, 4<<20
+	for _, fresh := range []bool{true, false} {
+		b.Run(map[bool]string{true: "new", false: "used"}[fresh], func(b *testing.B) {
+			var m *Matcher
+			for b.Loop() {
+				if fresh || m == nil {
+					b.StopTimer()
+					m = nil
+					debug.FreeOSMemory()
+					var err error
+					if m, err = NewMatcher(cfg); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if err := m.ReadSnapshot(bytes.NewReader(flow.start)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -328,6 +328,13 @@ func (x *clOrdIndex) rebuild(lastOrderID uint64) {
 	clear(x.byClOrdID)
 	clear(x.byDayOrderID)
 	clear(x.byOrderID)
+	x.reindex(lastOrderID)
+}
+
+// reindex is rebuild over tables that hold no entry (a snapshot's records
+// read after resetState), which it does not clear again: at the default
+// bounds they take over a hundred MiB.
+func (x *clOrdIndex) reindex(lastOrderID uint64) {
 	x.dayOrderID = 1
 	if back := uint64(x.recsUsed); lastOrderID >= back {
 		x.dayOrderID = lastOrderID + 1 - back

@@ -258,7 +258,10 @@ func (sr *snapshotReader) next(n int) ([]byte, error) {
 // WriteSnapshot from a matcher with the same instruments (ids and bands) and
 // capacities at least as large. On error the matcher is left empty.
 func (m *Matcher) ReadSnapshot(r io.Reader) error {
-	m.resetState()
+	// Only an accepted order takes a pool slot and an OrderID, and it
+	// leaves a ClOrdID record: a matcher with neither has written none of
+	// that memory. A failed read below may have, whatever it read.
+	m.resetState(m.lastOrderID == 0 && m.index.recsUsed == 0)
 	err := m.readSnapshot(&snapshotReader{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)})
 	if err == nil {
 		err = m.CheckInvariants()
@@ -267,7 +270,7 @@ func (m *Matcher) ReadSnapshot(r io.Reader) error {
 		}
 	}
 	if err != nil {
-		m.resetState()
+		m.resetState(false)
 	}
 	return err
 }
@@ -326,7 +329,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	}
 	m.index.recsUsed = int(recs)
 	m.index.termsEnd = int(recs)
-	m.index.rebuild(m.lastOrderID)
+	m.index.reindex(m.lastOrderID) // resetState left the tables empty
 	// A session's ClOrdIDs of the day are distinct, and an OrderID has one
 	// current record: a record that repeats one would be found in place of
 	// the other, or counted twice.
@@ -571,8 +574,12 @@ func (m *Matcher) readOrder(b []byte, version byte) (orderIdx, error) {
 
 // resetState empties every book, list, index and counter, keeping the
 // memory and the configuration (instrument statuses go back to Open); the
-// instruments added by commands are forgotten.
-func (m *Matcher) resetState() {
+// instruments added by commands are forgotten. With untouched (the order
+// pool and the ClOrdID tables hold nothing written since NewMatcher or the
+// last reset: see ReadSnapshot) those are as they would leave them, and
+// are not written again: at the venue's default bounds that is most of a
+// start's restore.
+func (m *Matcher) resetState(untouched bool) {
 	m.dropAddedInstruments()
 	m.prefetches = newPrefetchQueue()
 	m.invariantsDue = invariantSchedule{} // a new state is checked at the next command
@@ -594,11 +601,15 @@ func (m *Matcher) resetState() {
 	m.stopsWaiting = 0
 	m.calls = m.calls[:0]
 	m.timerDueNs = math.MaxInt64
-	m.pool.reset()
 	clear(m.index.recs[:m.index.recsUsed])
 	clear(m.index.terms[:m.index.termsEnd])
 	m.index.recsUsed, m.index.termsEnd = 0, 0
-	m.index.rebuild(0)
+	if untouched {
+		m.index.dayOrderID = 1 // rebuild(0)'s, over tables that hold no entry
+	} else {
+		m.pool.reset()
+		m.index.rebuild(0)
+	}
 	m.gtd.items = m.gtd.items[:0]
 	for i := range m.sessions {
 		m.sessions[i] = newOrderList()

@@ -40,23 +40,33 @@ func TestSnapshotThenSuffixEqualsFullReplay(t *testing.T) {
 			events[i] = append([]byte(nil), sink.Bytes()...)
 		}
 		final := snapshotOf(t, full)
-		for cut, snap := range snaps {
-			restored, err := NewMatcher(cfg)
+		// Each cut is restored into a new matcher (whose pool and tables
+		// resetState leaves as they are) and into one that has just
+		// replayed everything (which it empties first).
+		used, err := NewMatcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cut := range []int{0, 1, 777, 3001, commands - 1} {
+			snap := snaps[cut]
+			restoredNew, err := NewMatcher(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := restored.ReadSnapshot(bytes.NewReader(snap)); err != nil {
-				t.Fatalf("config %d cut %d: %v", ci, cut, err)
-			}
-			for i := cut; i < commands; i++ {
-				sink.Reset()
-				_ = restored.Apply(cmds[i], sink)
-				if !bytes.Equal(sink.Bytes(), events[i]) {
-					t.Fatalf("config %d cut %d: command %d gives other events after the restore", ci, cut, i)
+			for _, restored := range []*Matcher{restoredNew, used} {
+				if err := restored.ReadSnapshot(bytes.NewReader(snap)); err != nil {
+					t.Fatalf("config %d cut %d: %v", ci, cut, err)
 				}
-			}
-			if !bytes.Equal(snapshotOf(t, restored), final) {
-				t.Fatalf("config %d cut %d: final state differs", ci, cut)
+				for i := cut; i < commands; i++ {
+					sink.Reset()
+					_ = restored.Apply(cmds[i], sink)
+					if !bytes.Equal(sink.Bytes(), events[i]) {
+						t.Fatalf("config %d cut %d (reused %v): command %d gives other events after the restore", ci, cut, restored == used, i)
+					}
+				}
+				if !bytes.Equal(snapshotOf(t, restored), final) {
+					t.Fatalf("config %d cut %d (reused %v): final state differs", ci, cut, restored == used)
+				}
 			}
 		}
 	}
