@@ -292,26 +292,8 @@ func TestDropCheckpointsReplaysFromTheStart(t *testing.T) {
 // (config/default.toml: 1,048,576 orders, 4,194,304 ClOrdIDs).
 func BenchmarkRestart(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "n1")
-	noSync := func(c *NodeConfig) {
-		c.EntriesInMemoryMax = 256
-		c.Journal.SegmentBytes = 4 << 20
-		c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
-	}
 	newState := func() (*MatcherState, error) { return venueStateOf(defaultBoundsMatcherConfig()) }
-	n, _ := openStateReplicaOf(b, dir, false, newState, noSync)
-	flow := newOrderFlow(7)
-	for range 10_000 {
-		if err := n.Propose(flow.batch(b, n.ProposeNext(), 50)); err != nil {
-			b.Fatal(err)
-		}
-		if err := n.Process(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	waitBuilt(b, n)
-	if err := n.Close(); err != nil {
-		b.Fatal(err)
-	}
+	writeBenchJournal(b, dir, 10_000)
 	for _, bc := range []struct {
 		name string
 		edit func(*NodeConfig)
@@ -333,7 +315,7 @@ func BenchmarkRestart(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				debug.FreeOSMemory() // the last start's states returned to the system: a start's process is new
-				cfg, r := stateReplicaConfig(b, dir, false, newState, noSync, bc.edit)
+				cfg, r := stateReplicaConfig(b, dir, false, newState, benchNoSync, bc.edit)
 				b.StartTimer()
 				n, err := Open(cfg)
 				if err != nil {
@@ -351,6 +333,38 @@ func BenchmarkRestart(b *testing.B) {
 	}
 }
 
+// benchNoSync is the benchmarks' replica: a window of 256 entries,
+// segments of 4 MiB, and no sync (the disk is not what they measure).
+func benchNoSync(c *NodeConfig) {
+	c.EntriesInMemoryMax = 256
+	c.Journal.SegmentBytes = 4 << 20
+	c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
+}
+
+// writeBenchJournal commits batches of 50 commands through a one-node
+// replica in dir over the venue's state with the default bounds, waits for
+// its last build, closes it and returns the last seq committed.
+func writeBenchJournal(b *testing.B, dir string, batches int) int64 {
+	b.Helper()
+	n, _ := openStateReplicaOf(b, dir, false, func() (*MatcherState, error) { return venueStateOf(defaultBoundsMatcherConfig()) },
+		benchNoSync)
+	flow := newOrderFlow(7)
+	for range batches {
+		if err := n.Propose(flow.batch(b, n.ProposeNext(), 50)); err != nil {
+			b.Fatal(err)
+		}
+		if err := n.Process(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitBuilt(b, n)
+	end := n.Committed().Load()
+	if err := n.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return end
+}
+
 // defaultBoundsMatcherConfig is testMatcherConfig with the venue's
 // default bounds on orders and ClOrdIDs, which size the matcher's memory.
 func defaultBoundsMatcherConfig() core.Config {
@@ -366,26 +380,8 @@ func defaultBoundsMatcherConfig() core.Config {
 // before MatcherState.Reload).
 func BenchmarkCheckpointBuild(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "n1")
-	noSync := func(c *NodeConfig) {
-		c.EntriesInMemoryMax = 256
-		c.Journal.Sync = func(*os.File, journal.SyncKind) error { return nil }
-	}
 	newState := func() (State, error) { return venueStateOf(defaultBoundsMatcherConfig()) }
-	n, _ := openStateReplicaOf(b, dir, false, func() (*MatcherState, error) { return venueStateOf(defaultBoundsMatcherConfig()) }, noSync)
-	flow := newOrderFlow(7)
-	for range 2_000 {
-		if err := n.Propose(flow.batch(b, n.ProposeNext(), 50)); err != nil {
-			b.Fatal(err)
-		}
-		if err := n.Process(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	waitBuilt(b, n)
-	end := n.Committed().Load()
-	if err := n.Close(); err != nil {
-		b.Fatal(err)
-	}
+	end := writeBenchJournal(b, dir, 2_000)
 	base, _, err := buildSnapshot(dir, nil, newState, nil, []uint64{1}, 1, 1, end-20_000, DefaultSnapshotBytesMax, new(atomic.Bool))
 	if err != nil {
 		b.Fatal(err)
