@@ -127,6 +127,16 @@ func tradeCheckpointed(t *testing.T, n *Node, r *stateReplica) (int64, uint64) {
 	return n.Committed().Load(), r.st.Hash.Sum64()
 }
 
+// tradeCheckpointedAndClose is tradeCheckpointed, then n closed.
+func tradeCheckpointedAndClose(t *testing.T, n *Node, r *stateReplica) (int64, uint64) {
+	t.Helper()
+	committed, hash := tradeCheckpointed(t, n, r)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return committed, hash
+}
+
 // A replica keeps its snapshots as checkpoints (at most checkpointsKept),
 // and a restart restores the newest and replays only the commands after
 // it: the same committed seq and events hash as the replica had, though it
@@ -210,10 +220,7 @@ func TestRestartFromCheckpoint(t *testing.T) {
 func TestRestartPassesOverDamagedCheckpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "n1")
 	n, r := openStateReplica(t, dir, false)
-	committed, hash := tradeCheckpointed(t, n, r)
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	committed, hash := tradeCheckpointedAndClose(t, n, r)
 	files, err := listCheckpoints(dir)
 	if err != nil || len(files) != checkpointsKept {
 		t.Fatalf("%d checkpoints (%v), want %d", len(files), err, checkpointsKept)
@@ -261,10 +268,7 @@ func TestRestartPassesOverDamagedCheckpoint(t *testing.T) {
 func TestDropCheckpointsReplaysFromTheStart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "n1")
 	n, r := openStateReplica(t, dir, false)
-	committed, hash := tradeCheckpointed(t, n, r)
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	committed, hash := tradeCheckpointedAndClose(t, n, r)
 	n, r = openStateReplica(t, dir, true)
 	defer n.Close()
 	if r.applied != int(committed)+1 || r.st.Hash.Sum64() != hash {
@@ -521,10 +525,7 @@ func TestRestartArchivesSegmentsBeforeCheckpoint(t *testing.T) {
 	}
 	n, r := openStateReplica(t, dir, false, small)
 	n.log.archiveRunning = false // the start archives, below
-	committed, hash := tradeCheckpointed(t, n, r)
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	committed, hash := tradeCheckpointedAndClose(t, n, r)
 	before, segs := verify(), live()
 	if segs < 4 || archivedSegs() != 0 {
 		t.Fatalf("%d segments, %d archived: want 4 or more, none archived", segs, archivedSegs())
