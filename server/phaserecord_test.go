@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -708,9 +709,12 @@ func TestPhaseChangeNotRecordedHoldsSnapshotsBack(t *testing.T) {
 			c = logon(t, s, "CLIENT1", true)
 			unblock()
 			durable := uint64(s.Pipeline().Durable().Load())
-			waitUntil(t, "a snapshot once the record is written", func() bool {
+			// A snapshot a start loads: its side states are written at the
+			// first event of a later command (usableSnapshot).
+			waitUntil(t, "a snapshot a start loads, once the record is written", func() bool {
 				rest(c)
-				return snapshotAfter(t, dir, durable) != 0
+				seq, ok := s.usableSnapshot(math.MaxUint64)
+				return ok && seq > durable
 			})
 			c.Close()
 			total := s.Pipeline().Durable().Load() + 1
