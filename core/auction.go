@@ -46,12 +46,17 @@ type auctionState struct {
 	market [2]bookSide
 	// phase is the call phase whose orders the book holds, 0 when none: it
 	// stays while an operator halts the call, so that the uncross still runs
-	// when the instrument opens or closes.
+	// when the instrument opens or closes, and while the call is extended
+	// (status VolatilityAuction with phase OpeningCall or ClosingCall:
+	// extendCall).
 	phase venue.TradingStatus
-	// volBandTicks and volAuctionNs configure volatility interruptions.
+	// volBandTicks and volAuctionNs configure volatility interruptions,
+	// extendCalls the extension of calls (extendCall).
 	volBandTicks int64
 	volAuctionNs int64
-	// endNs is when the running volatility auction uncrosses, 0 when none.
+	extendCalls  bool
+	// endNs is when the running volatility auction (or a call's extension)
+	// uncrosses, 0 when none.
 	endNs int64
 	// Indicative publication: the book totals last looked at, the command
 	// time and content of the last AuctionIndicative, and whether a change
@@ -83,7 +88,8 @@ type auctionResult struct {
 }
 
 func newAuctionState(c *InstrumentConfig) auctionState {
-	a := auctionState{volBandTicks: c.VolatilityBandTicks, volAuctionNs: c.VolatilityAuctionNs}
+	a := auctionState{volBandTicks: c.VolatilityBandTicks, volAuctionNs: c.VolatilityAuctionNs,
+		extendCalls: c.CallExtension && c.VolatilityBandTicks > 0}
 	if a.volAuctionNs == 0 {
 		a.volAuctionNs = VolatilityAuctionNsDefault
 	}
@@ -138,9 +144,9 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 		return reason
 	}
 	switch {
-	case tif == venue.TimeInForceAtTheOpening && (in.status != venue.TradingStatusOpeningCall || IsStop(ordType)):
+	case tif == venue.TimeInForceAtTheOpening && (!in.inCallOf(venue.TradingStatusOpeningCall) || IsStop(ordType)):
 		return venue.RejectReasonAtTheOpeningOutsideCall
-	case tif == venue.TimeInForceAtTheClose && (in.status != venue.TradingStatusClosingCall || IsStop(ordType)):
+	case tif == venue.TimeInForceAtTheClose && (!in.inCallOf(venue.TradingStatusClosingCall) || IsStop(ordType)):
 		return venue.RejectReasonAtTheCloseOutsideCall
 	case !IsCall(in.status):
 		return venue.RejectReasonNone
@@ -150,6 +156,12 @@ func (m *Matcher) entryRejectSlow(in *instrument, ordType venue.OrdType, tif ven
 		return venue.RejectReasonCapacityExceeded
 	}
 	return venue.RejectReasonNone
+}
+
+// inCallOf reports whether the instrument is in call phase, or in that
+// call's extension (extendCall).
+func (in *instrument) inCallOf(phase venue.TradingStatus) bool {
+	return in.auction.phase == phase && (in.status == phase || in.status == venue.TradingStatusVolatilityAuction)
 }
 
 // canQueueMarket reports whether market order o (the remainder of one that
@@ -225,6 +237,63 @@ func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
 	if status == venue.TradingStatusOpen && m.stopsWaiting != 0 { // stops a closing uncross elected
 		m.runStops(in)
 	}
+}
+
+// changePhaseStatus is changeStatus for a phase change (the schedule's, or
+// an operator's for a group): a call that would uncross outside the dynamic
+// band is extended instead (extendCall).
+func (m *Matcher) changePhaseStatus(in *instrument, status venue.TradingStatus) {
+	if (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) && m.extendCall(in) {
+		return
+	}
+	m.changeStatus(in, status)
+}
+
+// extendCall extends an opening or closing call that a phase change ends
+// when its uncross would trade further than the dynamic band
+// (VolatilityBandTicks) from the reference price, as a continuous order
+// would be interrupted (interrupts): VolatilityInterruption without an
+// order, then the instrument enters VolatilityAuction for VolatilityAuctionNs
+// and its book stays the call's (phase kept: the call's time in force is
+// still taken and expires at its uncross, whose trades are the call's).
+// When the time is up it uncrosses to where the phase change was going,
+// Open after the opening call, Closed after the closing call, at whatever
+// price the book then gives, inside the price band: a call is extended
+// once. An operator who opens or closes the instrument ends it earlier.
+// A volatility auction, a halted call and a call of an instrument without
+// CallExtension (or without a dynamic band) are not extended.
+func (m *Matcher) extendCall(in *instrument) bool {
+	a := &in.auction
+	band := a.volBandTicks
+	if !a.extendCalls || a.phase == 0 || a.phase == venue.TradingStatusVolatilityAuction || in.status != a.phase {
+		return false
+	}
+	r := m.auctionPrice(in)
+	ref := in.referencePrice()
+	if r.matchedQty == 0 || (r.priceTicks >= ref-band && r.priceTicks <= ref+band) {
+		return false
+	}
+	a.endNs = m.nowNs + a.volAuctionNs
+	m.timerDueNs = min(m.timerDueNs, a.endNs)
+	m.emitVolatilityInterruption(in, 0, r.priceTicks, ref, a.endNs)
+	in.status = venue.TradingStatusVolatilityAuction
+	m.emitTradingStatusChanged(in.id, in.status)
+	return true
+}
+
+// afterCall is the status an uncross at the end of a volatility auction
+// moves to: Closed when it extends the closing call, else Open.
+func (a *auctionState) afterCall() venue.TradingStatus {
+	if a.phase == venue.TradingStatusClosingCall {
+		return venue.TradingStatusClosed
+	}
+	return venue.TradingStatusOpen
+}
+
+// auctionEndsIn reports whether the instrument is in a volatility auction,
+// or a call's extension, whose end moves it to status.
+func (in *instrument) auctionEndsIn(status venue.TradingStatus) bool {
+	return in.status == venue.TradingStatusVolatilityAuction && in.auction.afterCall() == status
 }
 
 // joinCalls adds an instrument to the list of those whose indicative price
@@ -651,7 +720,7 @@ func (m *Matcher) runAuctionTimers() {
 		in := &m.instruments[ii]
 		a := &in.auction
 		if a.endNs != 0 && m.nowNs >= a.endNs && in.status == venue.TradingStatusVolatilityAuction {
-			m.uncross(in, venue.TradingStatusOpen) // leaves m.calls: i is the next one now
+			m.uncross(in, a.afterCall()) // leaves m.calls: i is the next one now
 			continue
 		}
 		if a.endNs != 0 {

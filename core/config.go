@@ -59,6 +59,11 @@ type InstrumentConfig struct {
 	// VolatilityAuctionNs is how long a volatility auction lasts before it
 	// uncrosses; 0 means VolatilityAuctionNsDefault.
 	VolatilityAuctionNs int64
+	// CallExtension extends an opening or closing call that a phase change
+	// would uncross further than VolatilityBandTicks from the reference
+	// price, by a volatility auction (extendCall). Off, such a call
+	// uncrosses at once, as journals written before the rule replay.
+	CallExtension bool
 }
 
 // VolatilityAuctionNsDefault is the length of a volatility auction when the

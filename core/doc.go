@@ -259,6 +259,23 @@
 // it. A FOK counts only the liquidity inside the band, so it is killed
 // rather than interrupted half-filled.
 //
+// Call extension: with InstrumentConfig.CallExtension, a phase change
+// (SetPhaseStatus: the schedule's, or an operator's for a group) that
+// would end the opening or the closing call with an uncross trading
+// further than VolatilityBandTicks from the reference price extends the
+// call instead (extendCall):
+// VolatilityInterruption with OrderID 0 and the indicative uncross price,
+// then the instrument enters VolatilityAuction for VolatilityAuctionNs.
+// Its book stays the call's (the phase is kept): the call's time in force
+// is still taken, and the uncross at the end of the extension, once and at
+// whatever price the book then gives, reports the call's phase, expires
+// its time in force left over and moves the instrument to Open after the
+// opening call, Closed after the closing call. A phase change to where a
+// volatility auction or an extension will end changes nothing
+// (InvalidTransition), so that one sent again does not end it; an
+// operator's SetTradingStatus of the instrument ends it at once and is
+// never extended, nor is a halted call.
+//
 // Command time need not only grow: a command stamped more than a second
 // (ClockStepBackNs) before the one before (a wall clock stepped back by an
 // NTP step or an operator's date command; the stamps of several threads a

@@ -248,6 +248,10 @@ func (f *eventFormatter) text(ev []byte) string {
 		fmt.Fprintf(&b, "volatility-interruption %s order=%d px=%s ref=%s band=[%s, %s] until=%d", f.sym(e.InstrumentID()), e.OrderID(),
 			f.px(e.InstrumentID(), e.PriceTicks()), f.px(e.InstrumentID(), e.ReferencePriceTicks()),
 			f.px(e.InstrumentID(), e.BandLowTicks()), f.px(e.InstrumentID(), e.BandHighTicks()), e.AuctionEndNs())
+	case venue.OperatorResultTemplateID:
+		var e venue.OperatorResult
+		_ = e.WrapDecode(ev, 0)
+		fmt.Fprintf(&b, "operator-result %s %s reason=%s count=%d", e.Action(), f.sym(e.InstrumentID()), e.Reason(), e.Count())
 	default:
 		if !f.riskText(&b, tid, ev) {
 			fmt.Fprintf(&b, "unknown event template %d", tid)

@@ -210,6 +210,7 @@ func (s *script) configure(name string, a args) error {
 			MinQty: int64(a.int("min", 1)), MaxQty: int64(a.int("max", 1000)),
 			RefPriceTicks: ref, BandPercent: int64(a.int("band", 10)), Status: status,
 			VolatilityBandTicks: int64(a.int("volband", 0)), VolatilityAuctionNs: int64(a.int("volauction", 0)),
+			CallExtension: a.str("extend", "false") == "true",
 		})
 	case "stp":
 		if c.AccountStpModes == nil {
@@ -330,6 +331,9 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 		cmd = encodeTradingStatus(s.buf[:], s.seq, s.now, s.instrument(a), parseTradingStatus(a.str("status", "open")))
 	case "eod":
 		cmd = encodeEndOfDay(s.buf[:], s.seq, s.now)
+	case "phase": // the schedule's phase change, or an operator's for a group
+		cmd = encodeOperator(s.buf[:], operatorArgs{seq: s.seq, ts: s.now, action: venue.OperatorActionTypeSetPhaseStatus,
+			status: parseTradingStatus(a.str("status", "open")), instrument: s.instrument(a)})
 	case "tick":
 		cmd = encodeTick(s.buf[:], s.seq, s.now)
 	case "snapshot-cmd":

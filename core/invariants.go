@@ -388,7 +388,7 @@ func (m *Matcher) checkAuction(in *instrument, ii int) (int, int64, error) {
 		return 0, 0, fmt.Errorf("phase %v is not a call", a.phase)
 	case (a.phase != 0) != m.inCalls(in.id):
 		return 0, 0, fmt.Errorf("phase %v but listed in calls %v", a.phase, m.inCalls(in.id))
-	case IsCall(in.status) && a.phase != in.status:
+	case IsCall(in.status) && a.phase != in.status && !(in.status == venue.TradingStatusVolatilityAuction && a.phase != 0):
 		return 0, 0, fmt.Errorf("status %v with phase %v", in.status, a.phase)
 	case (a.endNs != 0) != (in.status == venue.TradingStatusVolatilityAuction):
 		return 0, 0, fmt.Errorf("volatility auction end %d in status %v", a.endNs, in.status)

@@ -47,7 +47,10 @@ func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 // alone and the command is refused only when none would change. A phase
 // change (keepHalted: the schedule's, or an operator's for a whole group)
 // leaves an instrument an operator halted halted (InstrumentHalted): only
-// an operator lifts a halt.
+// an operator lifts a halt. It also leaves a volatility auction, or a
+// call's extension, that its time will end in that status to run, as one
+// already there (a phase change sent again must change nothing): an
+// operator's status for the instrument ends it early.
 func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingStatus, keepHalted bool) (venue.RejectReason, uint32) {
 	if !status.Valid() {
 		return venue.RejectReasonInvalidTransition, 0
@@ -57,22 +60,22 @@ func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingSta
 		if !ok {
 			return venue.RejectReasonUnknownInstrument, 0
 		}
-		if m.instruments[ii].status == status {
+		if in := &m.instruments[ii]; in.status == status || (keepHalted && in.auctionEndsIn(status)) {
 			return venue.RejectReasonInvalidTransition, 0
 		}
 		if keepHalted && m.instruments[ii].status == venue.TradingStatusHalted {
 			return venue.RejectReasonInstrumentHalted, 0
 		}
-		m.changeStatus(&m.instruments[ii], status)
+		m.setStatusBy(&m.instruments[ii], status, keepHalted)
 		return venue.RejectReasonNone, 1
 	}
 	var changed uint32
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		if in.status == status || (keepHalted && in.status == venue.TradingStatusHalted) {
+		if in.status == status || (keepHalted && (in.status == venue.TradingStatusHalted || in.auctionEndsIn(status))) {
 			continue
 		}
-		m.changeStatus(in, status)
+		m.setStatusBy(in, status, keepHalted)
 		changed++
 	}
 	if changed == 0 {
@@ -112,4 +115,15 @@ func (m *Matcher) emitOperatorResult(c *venue.OperatorCommand, reason venue.Reje
 		e.SetBandPercent(c.BandPercent())
 	}
 	m.sink.Commit()
+}
+
+// setStatusBy moves an instrument for an operator command: a phase change
+// may extend a call (changePhaseStatus); an operator's status for the
+// instrument itself ends a call, or its extension, now.
+func (m *Matcher) setStatusBy(in *instrument, status venue.TradingStatus, phase bool) {
+	if phase {
+		m.changePhaseStatus(in, status)
+		return
+	}
+	m.changeStatus(in, status)
 }

@@ -44,10 +44,10 @@ func propertyCommands() int {
 func propertyConfigs() []Config {
 	instruments := []InstrumentConfig{
 		{ID: 1, Symbol: "AAA", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 50, RefPriceTicks: 1000, BandPercent: 2,
-			VolatilityBandTicks: 8, VolatilityAuctionNs: 400},
+			VolatilityBandTicks: 8, VolatilityAuctionNs: 400, CallExtension: true},
 		{ID: 2, Symbol: "BBB", TickSize: "0.05", LotSize: 5, MinQty: 10, MaxQty: 100, RefPriceTicks: 500, BandPercent: 4},
 		{ID: 7, Symbol: "CCC", TickSize: "1", LotSize: 1, MinQty: 1, MaxQty: 20, RefPriceTicks: 100, BandPercent: 10,
-			VolatilityBandTicks: 3, Status: venue.TradingStatusOpeningCall},
+			VolatilityBandTicks: 3, Status: venue.TradingStatusOpeningCall, CallExtension: true},
 	}
 	return []Config{
 		{OrdersMax: 400, ClOrdIDsMax: 4000, SessionsMax: 4, Instruments: instruments,

@@ -36,10 +36,14 @@ func refIsCall(s venue.TradingStatus) bool {
 // a call, a market order in a call when every order slot is taken.
 func (m *refModel) phaseReason(in *refInstrument, typ venue.OrdType, tif venue.TimeInForce) venue.RejectReason {
 	stop := typ == venue.OrdTypeStop || typ == venue.OrdTypeStopLimit
+	// A call's time in force is taken in the call and in its extension.
+	inCall := func(phase venue.TradingStatus) bool {
+		return in.auction.phase == phase && (in.status == phase || in.status == venue.TradingStatusVolatilityAuction)
+	}
 	switch {
-	case tif == venue.TimeInForceAtTheOpening && (in.status != venue.TradingStatusOpeningCall || stop):
+	case tif == venue.TimeInForceAtTheOpening && (!inCall(venue.TradingStatusOpeningCall) || stop):
 		return venue.RejectReasonAtTheOpeningOutsideCall
-	case tif == venue.TimeInForceAtTheClose && (in.status != venue.TradingStatusClosingCall || stop):
+	case tif == venue.TimeInForceAtTheClose && (!inCall(venue.TradingStatusClosingCall) || stop):
 		return venue.RejectReasonAtTheCloseOutsideCall
 	case !refIsCall(in.status):
 		return venue.RejectReasonNone
@@ -104,6 +108,38 @@ func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 	e.SetAuctionEndNs(m.now + m.volAuctionNs(in))
 	m.sink.Commit()
 	m.setStatus(in, venue.TradingStatusVolatilityAuction)
+	return true
+}
+
+// extends: on an instrument with CallExtension, a phase change that would
+// end the opening or the closing call (not a halted one, not a volatility
+// auction) with an uncross trading outside the dynamic band around the
+// reference price extends the call instead: a VolatilityInterruption of no order, and the instrument is in
+// VolatilityAuction for its length, its book still the call's.
+func (m *refModel) extends(in *refInstrument, status venue.TradingStatus) bool {
+	band := in.cfg.VolatilityBandTicks
+	if band == 0 || !in.cfg.CallExtension || (status != venue.TradingStatusOpen && status != venue.TradingStatusClosed) ||
+		(in.status != venue.TradingStatusOpeningCall && in.status != venue.TradingStatusClosingCall) {
+		return false
+	}
+	r, ref := m.uncrossPrice(in), m.reference(in)
+	if r.matched == 0 || (r.px >= ref-band && r.px <= ref+band) {
+		return false
+	}
+	end := m.now + m.volAuctionNs(in)
+	var e venue.VolatilityInterruption
+	m.begin(&e)
+	e.SetInstrumentID(in.cfg.ID)
+	e.SetOrderID(0) // no order caused it
+	e.SetPriceTicks(r.px)
+	e.SetReferencePriceTicks(ref)
+	e.SetBandLowTicks(ref - band)
+	e.SetBandHighTicks(ref + band)
+	e.SetAuctionEndNs(end)
+	m.sink.Commit()
+	in.auction.endNs = end
+	in.status = venue.TradingStatusVolatilityAuction
+	m.statusChanged(in.cfg.ID, in.status)
 	return true
 }
 
@@ -435,7 +471,11 @@ func (m *refModel) auctionTimers() {
 		in := m.instruments[m.calls[i]]
 		a := &in.auction
 		if a.endNs != 0 && m.now >= a.endNs && in.status == venue.TradingStatusVolatilityAuction {
-			m.uncross(in, venue.TradingStatusOpen)
+			next := venue.TradingStatusOpen // a volatility auction, or the opening call's extension
+			if a.phase == venue.TradingStatusClosingCall {
+				next = venue.TradingStatusClosed
+			}
+			m.uncross(in, next)
 			continue
 		}
 		if a.pending && m.now >= a.shownAt+m.cfg.IndicativeIntervalNs {

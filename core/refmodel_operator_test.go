@@ -78,11 +78,23 @@ func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus, keepHal
 	if id != 0 && keepHalted && in.status == venue.TradingStatusHalted && status != venue.TradingStatusHalted {
 		return venue.RejectReasonInstrumentHalted, 0
 	}
+	// A phase change leaves a volatility auction (or a call's extension)
+	// that ends in that status to run: Closed after the closing call's
+	// extension, else Open.
+	endsIn := func(in *refInstrument) bool {
+		end := venue.TradingStatusOpen
+		if in.auction.phase == venue.TradingStatusClosingCall {
+			end = venue.TradingStatusClosed
+		}
+		return in.status == venue.TradingStatusVolatilityAuction && status == end
+	}
 	var changed uint32
 	for _, cfg := range m.cfg.Instruments {
 		if in := m.instruments[cfg.ID]; (id == 0 || id == cfg.ID) && in.status != status &&
-			!(keepHalted && in.status == venue.TradingStatusHalted) {
-			m.setStatus(in, status)
+			!(keepHalted && (in.status == venue.TradingStatusHalted || endsIn(in))) {
+			if !keepHalted || !m.extends(in, status) { // only a phase change extends a call
+				m.setStatus(in, status)
+			}
 			changed++
 		}
 	}

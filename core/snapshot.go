@@ -588,7 +588,7 @@ func (m *Matcher) resetState(untouched bool) {
 		in.status = venue.TradingStatusOpen
 		in.lastTradeTicks = 0
 		in.auction = newAuctionState(&InstrumentConfig{VolatilityBandTicks: in.auction.volBandTicks,
-			VolatilityAuctionNs: in.auction.volAuctionNs})
+			VolatilityAuctionNs: in.auction.volAuctionNs, CallExtension: in.auction.extendCalls})
 		for _, bs := range []*bookSide{&in.sides[0], &in.sides[1], &in.stops[0], &in.stops[1]} {
 			for li := range bs.levels {
 				bs.levels[li] = level{head: noOrder, tail: noOrder}
