@@ -437,9 +437,15 @@ type Instrument struct {
 	// VolatilityBandTicks is the half-width, in ticks, of the dynamic band
 	// around the last trade outside which an order does not trade and the
 	// instrument enters a volatility auction of VolatilityAuction (unset:
-	// two minutes); 0: no volatility interruption ("Auctions" in core/doc.go).
+	// two minutes), and outside which a scheduled opening or closing uncross
+	// extends its call by one; 0: no volatility interruption ("Auctions" in
+	// core/doc.go).
 	VolatilityBandTicks int64    `toml:"volatility_band_ticks"`
 	VolatilityAuction   Duration `toml:"volatility_auction"`
+	// CallExtension turns the extension of an opening or closing call
+	// whose uncross would print outside VolatilityBandTicks on or off
+	// (unset: on, with a band; ExtendsCalls).
+	CallExtension *bool `toml:"call_extension"`
 
 	Tick          decimal.Tick `toml:"-"`
 	RefPriceTicks int64        `toml:"-"`
@@ -1076,6 +1082,9 @@ func (c *Config) validateInstruments() []error {
 		if in.VolatilityBandTicks < 0 || in.VolatilityAuction.Duration < 0 {
 			errs = append(errs, fmt.Errorf("%s.volatility_band_ticks and volatility_auction: must not be negative", key))
 		}
+		if in.CallExtension != nil && *in.CallExtension && in.VolatilityBandTicks == 0 {
+			errs = append(errs, fmt.Errorf("%s.call_extension: a call is extended when its uncross would print outside volatility_band_ticks, which is 0 (none)", key))
+		}
 		if in.LotSize <= 0 {
 			errs = append(errs, fmt.Errorf("%s.lot_size: must be positive", key))
 		}
@@ -1197,6 +1206,13 @@ func sourceErrors(key string, sources []string) []error {
 		}
 	}
 	return errs
+}
+
+// ExtendsCalls reports whether the instrument's opening and closing calls are
+// extended when their uncross would print outside its dynamic band: with a
+// band, unless call_extension is false.
+func (in *Instrument) ExtendsCalls() bool {
+	return in.VolatilityBandTicks > 0 && (in.CallExtension == nil || *in.CallExtension)
 }
 
 // CancelOnDisconnect reports the session's effective cancel-on-disconnect setting.

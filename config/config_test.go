@@ -91,6 +91,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[journal]\nfsync = \"always\"", `line 2 (last key "journal.fsync"): journal: fsync policy "always" is not batch or none`},
 		{"[journal]\nfsync = \"\"", `(last key "journal.fsync"): journal: fsync policy "" is not batch or none`},
 		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted, closed, opening-call, closing-call or volatility-auction`},
+		{instrumentText + "call_extension = true\n", "instrument[0].call_extension: a call is extended when its uncross would print outside volatility_band_ticks, which is 0 (none)"},
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_bytes_max = 1000", "journal.fix_store_bytes_max"},
@@ -540,6 +541,29 @@ func TestOpenOrdersMax(t *testing.T) {
 		}
 		if a, b, cc := c.OpenOrdersMax(&c.Sessions[0]), c.OpenOrdersMax(&c.Sessions[1]), c.OpenOrdersMax(&c.Sessions[2]); a != tc.a || b != tc.b || cc != tc.c {
 			t.Errorf("%q: bounds %d %d %d, want %d %d %d", tc.text, a, b, cc, tc.a, tc.b, tc.c)
+		}
+	}
+}
+
+// TestCallExtensionFollowsTheBand: with a dynamic band a call is extended
+// unless call_extension is false; without one it never is.
+func TestCallExtensionFollowsTheBand(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		want  bool
+	}{
+		{"", false},
+		{"volatility_band_ticks = 4\n", true},
+		{"volatility_band_ticks = 4\ncall_extension = true\n", true},
+		{"volatility_band_ticks = 4\ncall_extension = false\n", false},
+		{"call_extension = false\n", false},
+	} {
+		c, err := Parse([]byte(instrumentText+tc.extra), "test.toml")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.extra, err)
+		}
+		if got := c.Instruments[0].ExtendsCalls(); got != tc.want {
+			t.Errorf("%q: ExtendsCalls %v, want %v", tc.extra, got, tc.want)
 		}
 	}
 }

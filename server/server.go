@@ -189,7 +189,8 @@ func MatcherConfig(cfg *config.Config) core.Config {
 		mc.Instruments = append(mc.Instruments, core.InstrumentConfig{ID: in.ID, Symbol: in.Symbol, TickSize: in.TickSize,
 			LotSize: in.LotSize, MinQty: in.MinQty, MaxQty: in.MaxQty, RefPriceTicks: in.RefPriceTicks,
 			BandPercent: in.BandPercent, Status: in.Status,
-			VolatilityBandTicks: in.VolatilityBandTicks, VolatilityAuctionNs: int64(in.VolatilityAuction.Duration)})
+			VolatilityBandTicks: in.VolatilityBandTicks, VolatilityAuctionNs: int64(in.VolatilityAuction.Duration),
+			CallExtension: in.ExtendsCalls()})
 	}
 	mc.IndicativeIntervalNs = int64(cfg.Engine.IndicativeInterval.Duration)
 	mc.Risk = matcherRisk(cfg)

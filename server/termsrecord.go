@@ -69,11 +69,22 @@ type recordedInstrument struct {
 
 func recordOf(in *config.Instrument) recordedInstrument {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return recordedInstrument{ID: in.ID, Terms: map[string]string{"symbol": in.Symbol, "tick_size": in.TickSize,
+	r := recordedInstrument{ID: in.ID, Terms: map[string]string{"symbol": in.Symbol, "tick_size": in.TickSize,
 		"lot_size": n(in.LotSize), "min_qty": n(in.MinQty), "max_qty": n(in.MaxQty), "ref_price": in.RefPrice,
 		"band_percent": n(in.BandPercent), "status": in.Status.String(), "volatility_band_ticks": n(in.VolatilityBandTicks),
 		"volatility_auction": in.VolatilityAuction.Duration.String()}}
+	if in.ExtendsCalls() {
+		r.Terms["call_extension"] = "true"
+	}
+	return r
 }
+
+// instrumentTermAbsent is the value of an instrument term that a record
+// lacks. call_extension is recorded only when on: a record written before
+// the rule (whose journal replays as written only without it) reads as
+// off, and the terms of an instrument without it hash as before
+// (termsHash), so that a cluster's nodes on an earlier build still join.
+var instrumentTermAbsent = map[string]string{"call_extension": "false"}
 
 // matcherTerms are the terms of MatcherConfig other than the instruments
 // and the session count, by configuration key; a risk limit that is not
@@ -302,6 +313,10 @@ func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, erro
 		}
 		if changes := termChanges(was, now); changes != "" {
 			diffs = append(diffs, fmt.Sprintf("instrument id %d: %s", was.ID, changes))
+			if strings.Contains(changes, "call_extension") {
+				hint("A journal written without call extensions replays as written only without them: set call_extension = " +
+					"false on the instrument (a new data directory takes them).")
+			}
 		}
 	}
 	// The matcher numbers the configured instruments in the configuration's
@@ -625,9 +640,15 @@ func recordFileName(legacy bool) string {
 // in key order.
 func termChanges(was, now recordedInstrument) string {
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(now.Terms)) {
-		if was.Terms[k] != now.Terms[k] {
-			out = append(out, fmt.Sprintf("%s %s recorded, %s configured", k, was.Terms[k], now.Terms[k]))
+	term := func(terms map[string]string, k string) string {
+		if v, ok := terms[k]; ok {
+			return v
+		}
+		return instrumentTermAbsent[k]
+	}
+	for _, k := range slices.Sorted(maps.Keys(union(was.Terms, now.Terms))) {
+		if w, n := term(was.Terms, k), term(now.Terms, k); w != n {
+			out = append(out, fmt.Sprintf("%s %s recorded, %s configured", k, w, n))
 		}
 	}
 	return strings.Join(out, ", ")

@@ -559,3 +559,48 @@ func TestTermsHashCoversWhatClientsSee(t *testing.T) {
 // newcoTOML configures NEWCO, id 3, an instrument new to the journals of
 // these tests.
 const newcoTOML = conftest.NEWCO
+
+// TestCallExtensionIsATerm: whether a call is extended decides what a
+// journaled phase change does, so a journal written without call
+// extensions (call_extension = false, or a build before them, whose record
+// lacks the term) is refused under a configuration that extends calls,
+// naming the term and how to start, and starts under call_extension =
+// false; a journal written with them is refused without them. An
+// instrument that does not extend its calls records no term, so its terms
+// read, and hash, as a build before the rule wrote them.
+func TestCallExtensionIsATerm(t *testing.T) {
+	t.Parallel()
+	off := false
+	banded := func(dir string, extend *bool) *config.Config {
+		cfg := testConfig(t, dir, "")
+		cfg.Instruments[0].VolatilityBandTicks = 100
+		cfg.Instruments[0].CallExtension = extend
+		return cfg
+	}
+	dir := t.TempDir()
+	s := startServer(t, banded(dir, &off), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "gtc1", side: "1", qty: "1", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "gtc1", 150: "0"})
+	c.Close()
+	s.Close()
+	if rec := readRecord(t, dir); rec.Instruments[0].Terms["call_extension"] != "" {
+		t.Fatalf("an instrument without call extensions recorded the term: %+v", rec.Instruments[0].Terms)
+	}
+	refusedStart(t, banded(dir, nil), "call extensions on", "instrument id 1: call_extension false recorded, true configured")
+	refusedStart(t, banded(dir, nil), "call extensions on", "set call_extension = false on the instrument")
+	startServer(t, banded(dir, &off), Options{}).Close()
+
+	dir = t.TempDir()
+	startServer(t, banded(dir, nil), Options{}).Close() // a first start: no command to protect yet
+	s = startServer(t, banded(dir, nil), Options{})
+	c = logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "gtc2", side: "1", qty: "1", px: "99.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "gtc2", 150: "0"})
+	c.Close()
+	s.Close()
+	if rec := readRecord(t, dir); rec.Instruments[0].Terms["call_extension"] != "true" {
+		t.Fatalf("call extensions not recorded: %+v", rec.Instruments[0].Terms)
+	}
+	refusedStart(t, banded(dir, &off), "call extensions off", "instrument id 1: call_extension true recorded, false configured")
+}
