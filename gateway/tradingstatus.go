@@ -77,8 +77,12 @@ func (g *Gateway) onVolatilityInterruption(e *venue.VolatilityInterruption) {
 		return
 	}
 	px := func(ticks int64) string { return string(decimal.FormatTicks(nil, ticks, in.Tick)) }
+	what := "a trade at "
+	if e.OrderID() == 0 { // a call's uncross: the call is extended (core, "Auctions")
+		what = "the uncross at "
+	}
 	g.interruption.instrumentID = e.InstrumentID()
-	g.interruption.text = "volatility interruption: a trade at " + px(e.PriceTicks()) + " would be outside " +
+	g.interruption.text = "volatility interruption: " + what + px(e.PriceTicks()) + " would be outside " +
 		px(e.BandLowTicks()) + " to " + px(e.BandHighTicks()) + " around " + px(e.ReferencePriceTicks()) +
 		"; volatility auction until " + time.Unix(0, e.AuctionEndNs()).UTC().Format(time.RFC3339Nano)
 }

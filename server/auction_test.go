@@ -640,3 +640,115 @@ func closingCallVenue(t *testing.T) (*Server, *fixclient.Client) {
 	md := imbalanceSubscriber(t, s)
 	return s, md
 }
+
+// extendedDayVenue starts the compressed day's venue with a closing call
+// (pre-open 1 s, open 2 s, closing call 6 s, close 8 s) and ACME's dynamic
+// band 1.00 either side with volatility auctions of one second, on the
+// test's clock: the schedule, the control plane's timer and the FIX
+// gateway's command times all read it, so that a call's extension ends
+// when the test moves the clock, not before.
+func extendedDayVenue(t *testing.T) (set func(time.Duration), s *Server) {
+	t.Helper()
+	dayStart := time.Now().Truncate(compressedDayLength)
+	var clock atomic.Int64
+	set = func(d time.Duration) { clock.Store(dayStart.Add(d).UnixNano()) }
+	set(500 * time.Millisecond) // before the pre-open
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	cfg := testConfig(t, t.TempDir(), adminConfig()+strings.Replace(compressedDay, `close = "8s"`, `closing_call = "6s"
+close = "8s"`, 1)+`
+[session_defaults]
+cancel_on_disconnect = false
+`)
+	cfg.Journal.SnapshotInterval.Duration = 0
+	for i := range cfg.Instruments {
+		if cfg.Instruments[i].Symbol == "ACME" {
+			cfg.Instruments[i].VolatilityBandTicks = 100
+			cfg.Instruments[i].VolatilityAuction.Duration = time.Second
+		}
+	}
+	s = startServer(t, cfg, Options{Now: now, FIXWallClock: now})
+	waitReady(t, s)
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	return set, s
+}
+
+// TestScheduledOpeningCallExtended: the opening call's book would uncross
+// at 101.50, outside ACME's dynamic band around the reference 100.00
+// (99.00 to 101.00). At the scheduled open the call is extended instead:
+// FIX clients hear why (340=4, Text naming the uncross and the band), the
+// instrument is in a volatility auction, nothing trades, and an order at
+// the opening (59=2) is still taken. When the extension's second is up,
+// the control plane's timer ends it with the opening uncross (625=2, the
+// price the book then gives), the order at the opening left over expires,
+// and ACME opens.
+func TestScheduledOpeningCallExtended(t *testing.T) {
+	t.Parallel()
+	set, s := extendedDayVenue(t)
+	c := logon(t, s, "CLIENT1", true)
+	set(1500 * time.Millisecond) // the opening call
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	sendOrder(t, c, order{id: "buy", side: "1", qty: "10", px: "102.00"})
+	sendOrder(t, c, order{id: "sell", side: "2", qty: "10", px: "101.50"})
+	expectER(t, c, map[int]string{11: "buy", 150: "0"})
+	expectER(t, c, map[int]string{11: "sell", 150: "0"})
+	set(2500 * time.Millisecond) // the open: extended
+	h, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"})
+	if err != nil {
+		t.Fatalf("no TradingSessionStatus for the extension: %v (received %v)", err, c.Received)
+	}
+	if text := h.Get(58); !strings.Contains(text, "volatility interruption: the uncross at 101.50 would be outside 99.00 to 101.00 around 100.00") {
+		t.Fatalf("Text %q does not say why the call is extended", text)
+	}
+	waitStatus(t, s, "ACME", "VolatilityAuction", readWait)
+	sendOrder(t, c, order{id: "at-open", side: "1", qty: "1", px: "99.00", tif: "2"})
+	expectER(t, c, map[int]string{11: "at-open", 150: "0", 59: "2"})
+	if st := instrumentsOf(t, s)["ACME"]; st.Status != "VolatilityAuction" || st.Trades != 0 {
+		t.Fatalf("the extension traded or ended before its time: %+v", st)
+	}
+	set(3500 * time.Millisecond) // the extension's end (the open's time, 2 s, and one second)
+	expectER(t, c, map[int]string{11: "buy", 150: "F", 39: "2", 31: "101.50", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "sell", 150: "F", 39: "2", 31: "101.50", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "2"}); err != nil {
+		t.Fatalf("no TradingSessionStatus for the open: %v", err)
+	}
+	waitStatus(t, s, "ACME", "Open", readWait)
+}
+
+// TestClosingCallExtensionEndedByOperator: ACME opens at 100.00 (inside the
+// band); in the closing call its book would uncross at 102.00, so the
+// scheduled close extends the call. An operator's resume of ACME (the
+// console's Uncross) ends the extension at once with the closing uncross
+// (625=4), and ACME closes, as the scheduled close would have left it,
+// rather than opening again; the order at the close left over expires.
+func TestClosingCallExtensionEndedByOperator(t *testing.T) {
+	t.Parallel()
+	set, s := extendedDayVenue(t)
+	c := logon(t, s, "CLIENT1", true)
+	set(2500 * time.Millisecond) // open, through an empty opening call
+	waitStatus(t, s, "ACME", "Open", readWait)
+	set(6500 * time.Millisecond) // the closing call
+	waitStatus(t, s, "ACME", "ClosingCall", readWait)
+	sendOrder(t, c, order{id: "buy", side: "1", qty: "4", px: "102.00", tif: "7"})
+	sendOrder(t, c, order{id: "sell", side: "2", qty: "4", px: "102.00"})
+	sendOrder(t, c, order{id: "at-close", side: "1", qty: "1", px: "98.00", tif: "7"})
+	expectER(t, c, map[int]string{11: "buy", 150: "0", 59: "7"})
+	expectER(t, c, map[int]string{11: "sell", 150: "0"})
+	expectER(t, c, map[int]string{11: "at-close", 150: "0", 59: "7"})
+	set(8500 * time.Millisecond) // the close: extended
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+		t.Fatalf("no TradingSessionStatus for the extension: %v (received %v)", err, c.Received)
+	}
+	waitStatus(t, s, "ACME", "VolatilityAuction", readWait)
+	var res struct{ Count int }
+	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"close now"}`, &res); code != 200 || res.Count != 1 {
+		t.Fatalf("resume in the extension: %d %+v", code, res)
+	}
+	expectER(t, c, map[int]string{11: "buy", 150: "F", 39: "2", 31: "102.00", 32: "4", 625: "4"})
+	expectER(t, c, map[int]string{11: "sell", 150: "F", 39: "2", 31: "102.00", 32: "4", 625: "4"})
+	expectER(t, c, map[int]string{11: "at-close", 150: "C", 39: "C"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "3"}); err != nil {
+		t.Fatalf("no TradingSessionStatus for the close: %v", err)
+	}
+	waitStatus(t, s, "ACME", "Closed", readWait)
+}
