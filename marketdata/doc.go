@@ -161,6 +161,19 @@
 // ends its command only when the next published event is of a later one: a
 // command taken in parts may complete before the feed asks.
 //
+// # A and B lines
+//
+// With FeedConfig.FeedBAddr the feed has a B line: every datagram, packets
+// and heartbeats alike, goes out again to a second destination (another
+// multicast group, on another network), from the same socket right after
+// the A line's, so a receiver reading both loses a datagram only when
+// both lines lose it. The bytes are the same on both lines: a receiver
+// applies each message once, from whichever line brings it first
+// (feedclient, "A and B lines"), and recovers over TCP only what neither
+// brought. The B line costs the feed one more send per datagram; the
+// window, the recovery service and the sequence are the lines' own, one
+// for both.
+//
 // # The trading day
 //
 // An instrument's volume (in each Trade, in snapshots, in the saved state

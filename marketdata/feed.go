@@ -31,6 +31,12 @@ type FeedConfig struct {
 
 	Channel  uint16 // feed channel id written in every packet
 	FeedAddr string // UDP destination: unicast (loopback) or a multicast group
+	// FeedBAddr, when set, is the B line: every datagram (packets and
+	// heartbeats) is sent to this second destination too, right after the
+	// A line's, so that a receiver reading both (feedclient.Config.FeedBAddr)
+	// recovers a datagram one line lost from the other ("A and B lines" in
+	// the package documentation). Same rules as FeedAddr.
+	FeedBAddr string
 	// AllowNonLoopback permits a unicast destination off this host.
 	AllowNonLoopback bool
 	// MulticastInterface is the local IP to send multicast from; "" lets
@@ -144,7 +150,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 }
 
 func (f *Feed) setMulticastOptions() error {
-	if !f.pub.dst.IP.IsMulticast() {
+	if !f.pub.dst.IP.IsMulticast() && (f.pub.dstB == nil || !f.pub.dstB.IP.IsMulticast()) {
 		return nil
 	}
 	raw, err := f.pub.conn.SyscallConn()
@@ -177,6 +183,9 @@ func (f *Feed) setMulticastOptions() error {
 
 // FeedAddr is the UDP destination of the feed.
 func (f *Feed) FeedAddr() *net.UDPAddr { return f.pub.dst }
+
+// FeedBAddr is the UDP destination of the B line, nil when there is none.
+func (f *Feed) FeedBAddr() *net.UDPAddr { return f.pub.dstB }
 
 // RecoveryAddr is the address the recovery service listens on.
 func (f *Feed) RecoveryAddr() net.Addr { return f.recovery.ln.Addr() }
@@ -557,11 +566,13 @@ func (s unsequencedSink) WritePacket(pkt []byte, _ uint64, _ int) error {
 type FeedStats struct {
 	Tracker        TrackerStats
 	NextSeq        uint64 // sequence number of the next message
-	PacketsSent    uint64
+	PacketsSent    uint64 // on the A line
 	BytesSent      uint64
-	SendErrors     uint64 // datagrams the socket refused; clients recover them
+	SendErrors     uint64 // datagrams the socket refused, on either line; clients recover them
 	HeartbeatsSent uint64
-	Recovery       RecoveryStats
+	// LineBPacketsSent counts the packets sent on the B line (FeedBAddr).
+	LineBPacketsSent uint64
+	Recovery         RecoveryStats
 }
 
 // Stats returns the counters.
@@ -573,6 +584,7 @@ func (f *Feed) Stats() FeedStats {
 	s.BytesSent = f.pub.bytesSent.Load()
 	s.SendErrors = f.pub.sendErrors.Load()
 	s.HeartbeatsSent = f.pub.heartbeatsSent.Load()
+	s.LineBPacketsSent = f.pub.packetsSentB.Load()
 	s.Recovery = f.recovery.stats()
 	return s
 }

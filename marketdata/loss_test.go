@@ -1,6 +1,7 @@
 package marketdata
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"net"
@@ -18,6 +19,10 @@ type lossyRelay struct {
 	in, out            *net.UDPConn
 	dst                *net.UDPAddr
 	drop, dup, reorder float64
+	// dropIf, when set, drops the datagrams whose number (from 0, in the
+	// order read) it names, instead of drop, dup and reorder.
+	dropIf             func(n int64) bool
+	read               int64
 	rng                *rand.Rand
 	held               [][]byte
 	dropped, forwarded atomic.Int64
@@ -57,6 +62,15 @@ func (r *lossyRelay) run() {
 			return
 		}
 		p := append([]byte(nil), buf[:n]...)
+		if r.dropIf != nil {
+			if r.dropIf(r.read) {
+				r.dropped.Add(1)
+			} else {
+				r.send(p)
+			}
+			r.read++
+			continue
+		}
 		switch x := r.rng.Float64(); {
 		case x < r.drop:
 			r.dropped.Add(1)
@@ -122,6 +136,72 @@ func TestLossyUDPRelay(t *testing.T) {
 			}
 			t.Logf("relay dropped %d of %d: %d retransmissions, %d snapshots; client %+v",
 				dropped, dropped+forwarded, retransmitted, snapshotted, stats)
+		})
+	}
+}
+
+// TestABLinesCoverEachOthersLoss: the feed goes out on an A and a B line,
+// each through a relay that drops a third of its datagrams, never the same
+// ones (A every third from the first, B every third from the second). A
+// client reading A alone recovers gap after gap over TCP; one reading both
+// takes each datagram from the line that has it and converges to the
+// tracker's books without a single recovery of a gap, each line's copies
+// of what the other brought first counted as its duplicates.
+func TestABLinesCoverEachOthersLoss(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    bool
+	}{{"A alone", false}, {"A and B", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			connA, connB := udpSink(t), udpSink(t)
+			relayA := newLossyRelay(t, connA.LocalAddr().(*net.UDPAddr), 1, 0, 0, 0)
+			relayA.dropIf = func(n int64) bool { return n%3 == 0 }
+			relayB := newLossyRelay(t, connB.LocalAddr().(*net.UDPAddr), 2, 0, 0, 0)
+			relayB.dropIf = func(n int64) bool { return n%3 == 1 }
+			fx := newFeedFixture(t, relayA.in.LocalAddr().String(), func(c *FeedConfig) {
+				c.FeedBAddr = relayB.in.LocalAddr().String()
+				c.Recovery.WindowPackets = 4096
+			})
+			var mu sync.Mutex
+			gaps := 0
+			cfg := feedclient.Config{RecoveryAddr: fx.feed.RecoveryAddr().String(), GapTimeout: 50 * time.Millisecond,
+				Callbacks: feedclient.Callbacks{OnRecovery: func(r feedclient.Recovery) {
+					if r.Cause != feedclient.CauseJoin {
+						mu.Lock()
+						gaps++
+						mu.Unlock()
+					}
+				}}}
+			if tc.b {
+				cfg.ConnB = connB
+			}
+			c, err := feedclient.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runClient(t, func(ctx context.Context) error { return c.RunConn(ctx, connA) })
+			waitConverged(t, fx, c) // joined
+			sim := newVenueSim(t, 33)
+			for range 8 {
+				fx.run(sim, 100)
+				time.Sleep(2 * time.Millisecond) // let the client read: its socket buffers are finite
+			}
+			stats := waitConverged(t, fx, c)
+			mu.Lock()
+			defer mu.Unlock()
+			if relayA.dropped.Load() == 0 || relayB.dropped.Load() == 0 {
+				t.Fatalf("the relays dropped nothing (A %d, B %d)", relayA.dropped.Load(), relayB.dropped.Load())
+			}
+			switch {
+			case !tc.b && gaps == 0:
+				t.Fatalf("A alone lost a third of the datagrams and recovered no gap: %+v", stats)
+			case tc.b && gaps != 0:
+				t.Fatalf("with both lines %d gaps were recovered over TCP (A dropped %d, B %d): %+v",
+					gaps, relayA.dropped.Load(), relayB.dropped.Load(), stats)
+			case tc.b && (stats.Lines[1].Datagrams == 0 || stats.Lines[0].Duplicates == 0 || stats.Lines[1].Duplicates == 0):
+				t.Fatalf("line counts: %+v", stats.Lines)
+			}
+			t.Logf("A dropped %d, B dropped %d: %d gaps recovered over TCP; lines %+v", relayA.dropped.Load(), relayB.dropped.Load(), gaps, stats.Lines)
 		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 type publisher struct {
 	conn    *net.UDPConn
 	dst     *net.UDPAddr
+	dstB    *net.UDPAddr // the B line, nil without one: the same datagrams, from the same socket
 	channel uint16
 	win     *window
 	// quiet keeps packets in the window without sending them: set while the
@@ -34,6 +35,7 @@ type publisher struct {
 	hbBuf      [packet.HeaderSize + packet.LengthPrefixSize + mdsbe.HeartbeatEncodedLength]byte
 
 	packetsSent    atomic.Uint64
+	packetsSentB   atomic.Uint64
 	bytesSent      atomic.Uint64
 	sendErrors     atomic.Uint64
 	heartbeatsSent atomic.Uint64
@@ -45,13 +47,35 @@ type publisher struct {
 // address.
 var ErrFeedAddr = errors.New("marketdata: feed address")
 
-func newPublisher(cfg *FeedConfig, win *window) (*publisher, error) {
-	dst, err := net.ResolveUDPAddr("udp", cfg.FeedAddr)
+// ErrFeedBAddr is ErrFeedAddr for FeedConfig.FeedBAddr.
+var ErrFeedBAddr = errors.New("marketdata: B line address")
+
+// feedDestination resolves a feed line's destination: loopback or
+// multicast unless cfg.AllowNonLoopback.
+func feedDestination(cfg *FeedConfig, addr string, kind error) (*net.UDPAddr, error) {
+	dst, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q: %w", ErrFeedAddr, cfg.FeedAddr, err)
+		return nil, fmt.Errorf("%w %q: %w", kind, addr, err)
 	}
 	if !dst.IP.IsLoopback() && !dst.IP.IsMulticast() && !cfg.AllowNonLoopback {
-		return nil, fmt.Errorf("%w %s is neither loopback nor multicast (set AllowNonLoopback)", ErrFeedAddr, dst)
+		return nil, fmt.Errorf("%w %s is neither loopback nor multicast (set AllowNonLoopback)", kind, dst)
+	}
+	return dst, nil
+}
+
+func newPublisher(cfg *FeedConfig, win *window) (*publisher, error) {
+	dst, err := feedDestination(cfg, cfg.FeedAddr, ErrFeedAddr)
+	if err != nil {
+		return nil, err
+	}
+	var dstB *net.UDPAddr
+	if cfg.FeedBAddr != "" {
+		if dstB, err = feedDestination(cfg, cfg.FeedBAddr, ErrFeedBAddr); err != nil {
+			return nil, err
+		}
+		if dstB.String() == dst.String() {
+			return nil, fmt.Errorf("%w %s is the A line's: each datagram would reach its receivers twice by one path", ErrFeedBAddr, dstB)
+		}
 	}
 	var laddr *net.UDPAddr
 	if cfg.MulticastInterface != "" {
@@ -69,7 +93,7 @@ func newPublisher(cfg *FeedConfig, win *window) (*publisher, error) {
 	if cfg.SendBufferBytes > 0 {
 		_ = conn.SetWriteBuffer(cfg.SendBufferBytes)
 	}
-	return &publisher{conn: conn, dst: dst, channel: cfg.Channel, win: win, now: cfg.Clock}, nil
+	return &publisher{conn: conn, dst: dst, dstB: dstB, channel: cfg.Channel, win: win, now: cfg.Clock}, nil
 }
 
 // WritePacket implements packet.Sink for sequenced packets.
@@ -90,6 +114,10 @@ func (p *publisher) send(pkt []byte) {
 	// take for a feed that numbers anew (feedclient, ErrSeqWentBack).
 	p.mu.Lock()
 	_, err := p.conn.WriteToUDP(pkt, p.dst)
+	var errB error
+	if p.dstB != nil {
+		_, errB = p.conn.WriteToUDP(pkt, p.dstB)
+	}
 	p.lastSendNs = p.now().UnixNano()
 	p.mu.Unlock()
 	if err != nil {
@@ -97,6 +125,13 @@ func (p *publisher) send(pkt []byte) {
 	} else {
 		p.packetsSent.Add(1)
 		p.bytesSent.Add(uint64(len(pkt)))
+	}
+	switch {
+	case p.dstB == nil:
+	case errB != nil:
+		p.sendErrors.Add(1)
+	default:
+		p.packetsSentB.Add(1)
 	}
 }
 
@@ -126,6 +161,11 @@ func (p *publisher) heartbeatIfIdle(interval time.Duration) {
 	_ = m.WrapEncode(buf, packet.HeaderSize+packet.LengthPrefixSize)
 	m.SetNextSeq(nextSeq)
 	_, err := p.conn.WriteToUDP(buf, p.dst)
+	if p.dstB != nil {
+		if _, errB := p.conn.WriteToUDP(buf, p.dstB); errB != nil {
+			p.sendErrors.Add(1)
+		}
+	}
 	p.lastSendNs = now
 	p.mu.Unlock()
 	if err != nil {

@@ -40,8 +40,17 @@ type Config struct {
 	// name or one of its IPs; "" lets the system choose).
 	FeedAddr           string
 	MulticastInterface string
-	RecoveryAddr       string // the feed's TCP recovery service; a comma-separated list is tried in turn (NewTCPRecoverer)
-	Channel            uint16 // packets of other channels are ignored
+	// FeedBAddr, when set, is the feed's B line (the venue's
+	// marketdata.feed_b_addr), received beside FeedAddr: whichever line
+	// brings a message first is applied, the other's copy is a duplicate,
+	// and a datagram one line lost is taken from the other before any
+	// recovery ("A and B lines" in the package documentation). Its
+	// multicast group is joined on MulticastInterfaceB ("": as
+	// MulticastInterface).
+	FeedBAddr           string
+	MulticastInterfaceB string
+	RecoveryAddr        string // the feed's TCP recovery service; a comma-separated list is tried in turn (NewTCPRecoverer)
+	Channel             uint16 // packets of other channels are ignored
 
 	InstrumentsMax int // books kept; messages for more instruments are an error
 	LevelsMax      int // levels per side per book
@@ -61,8 +70,10 @@ type Config struct {
 	ReceiveBufferBytes int // SO_RCVBUF of the feed socket
 
 	// Conn, if set, is the feed socket to read instead of listening on
-	// FeedAddr (Run closes it).
-	Conn *net.UDPConn
+	// FeedAddr (Run closes it); ConnB likewise for FeedBAddr, and sets a B
+	// line without it.
+	Conn  *net.UDPConn
+	ConnB *net.UDPConn
 
 	Callbacks Callbacks
 	// Recoverer replaces the TCP recovery client (tests, other transports).
@@ -200,8 +211,21 @@ type Stats struct {
 	RetransmitRejects uint64
 	// StaleHeartbeats are heartbeats announcing a lower sequence than
 	// expected that were sent before a packet already received (the
-	// network reordered them), not taken for a feed numbering anew.
+	// network reordered them), or that came on a line behind the other,
+	// not taken for a feed numbering anew.
 	StaleHeartbeats uint64
+	// Lines counts what Run read on each line, A then B (B stays zero
+	// without one).
+	Lines [2]LineStats
+}
+
+// LineStats counts one line's datagrams.
+type LineStats struct {
+	Datagrams uint64 // datagrams read
+	// Duplicates are sequenced packets whose messages had all come
+	// before, on the other line (or by recovery): with both lines up,
+	// about half of either's.
+	Duplicates uint64
 }
 
 // Client keeps books from the feed. It is single-threaded: Run (or a
@@ -225,16 +249,23 @@ type Client struct {
 	// (the service refused the last one for its rate limit).
 	retransmitAfter int64
 	reorder         reorderBuffer
-	scratch         []byte
-	changed         []*Book       // books changed by the packet being applied
-	rd              packet.Reader // the packet being applied
-	srd             packet.Reader // the snapshot packet being applied
-	recovering      bool          // a Recoverer call is in progress
-	needResync      bool          // an inconsistency was found during a retransmission
-	snap            snapState
-	passedOver      []error // recovery addresses passed over since the last report (Recovery.PassedOver)
-	inspect         chan func(*Client)
-	stats           Stats
+	// lines is how many lines Run reads (1, or 2 with a B line), line the
+	// one of the datagram being handled, and lineEnd the highest sequence
+	// past a sequenced packet each line brought: a line delivers in order,
+	// so one of its heartbeats is checked against what it brought.
+	lines      int
+	line       int
+	lineEnd    [2]uint64
+	scratch    []byte
+	changed    []*Book       // books changed by the packet being applied
+	rd         packet.Reader // the packet being applied
+	srd        packet.Reader // the snapshot packet being applied
+	recovering bool          // a Recoverer call is in progress
+	needResync bool          // an inconsistency was found during a retransmission
+	snap       snapState
+	passedOver []error // recovery addresses passed over since the last report (Recovery.PassedOver)
+	inspect    chan func(*Client)
+	stats      Stats
 
 	// Decoders, reused.
 	mLevel   mdsbe.PriceLevelUpdate
@@ -326,6 +357,7 @@ func (c *Client) HandlePacket(pkt []byte) {
 	}
 	seq, count := c.rd.Seq, c.rd.Count
 	c.latestSeqTimeNs = max(c.latestSeqTimeNs, c.rd.SendingTimeNs)
+	c.lineEnd[c.line] = max(c.lineEnd[c.line], seq+uint64(count))
 	if c.expected == 0 {
 		// Not joined yet: keep the packet for after the snapshot.
 		if c.reorder.put(pkt, seq, count) {
@@ -367,6 +399,10 @@ func (c *Client) handleUnsequenced() {
 		return
 	}
 	switch {
+	case next < c.expected && c.lines > 1 && c.lineEnd[c.line] != 0 && next >= c.lineEnd[c.line]:
+		// A line behind the other: it announces no less than it brought
+		// itself, so this is the same numbering, not a new one.
+		c.stats.StaleHeartbeats++
 	case next < c.expected && c.rd.SendingTimeNs < c.latestSeqTimeNs:
 		// Sent before a sequenced packet this client already has (a
 		// packet's time is its first event's, at or before its sending)
@@ -390,11 +426,20 @@ func (c *Client) handleUnsequenced() {
 			c.knownNextSeq = next
 		}
 		// Idle channel, yet messages are missing: the tail was lost.
-		// Nothing can be in flight, so recover at once.
-		if c.gapSinceNs == 0 {
+		// Nothing can be in flight on this line, so recover at once; with
+		// two lines the other may still bring it: a gap, which waits for
+		// GapTimeout as one between packets does.
+		switch {
+		case c.lines > 1 && c.gapSinceNs == 0:
+			c.gapSinceNs = c.cfg.Clock().UnixNano()
 			c.stats.Gaps++
+		case c.lines > 1:
+		default:
+			if c.gapSinceNs == 0 {
+				c.stats.Gaps++
+			}
+			c.recover(CauseGap)
 		}
-		c.recover(CauseGap)
 	}
 	if cb := c.cfg.Callbacks.OnHeartbeat; cb != nil {
 		cb(next, c.InSync() && next <= c.expected)

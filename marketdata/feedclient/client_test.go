@@ -372,3 +372,78 @@ func TestSnapshotForgetsAStatusReason(t *testing.T) {
 		t.Fatalf("after the snapshot: status %v, reason %v; stats %+v", b.Status, b.StatusReason, c.Stats())
 	}
 }
+
+// TestHeartbeatOfALineBehind: with two lines, a line brings its packets and
+// heartbeats in order, but may trail the other. Its heartbeat, stamped
+// after a packet the other line already brought, announces less than the
+// client expects and no less than it brought itself: the same numbering,
+// counted stale, not a feed that went back (which a client of one line
+// takes it for, and snapshots). Once the line has brought more than its
+// heartbeat announces, the numbering did go back.
+func TestHeartbeatOfALineBehind(t *testing.T) {
+	for _, lines := range []int{1, 2} {
+		f := newScriptFeed(t, 12)
+		c, _, _ := newRecordingClient(t, f)
+		c.lines = lines
+		first := f.step()
+		for _, p := range first {
+			c.handleLine(p, 0)
+			c.handleLine(p, 1)
+		}
+		hb := f.heartbeat() // sent on both lines after the first packets
+		c.handleLine(hb, 0)
+		ahead := f.step()
+		for _, p := range ahead {
+			c.handleLine(p, 0) // line A brings the next packets
+		}
+		binary.LittleEndian.PutUint64(hb[16:], uint64(f.timeNs+1000)) // stamped after them: the venue's clock ran on
+		c.handleLine(hb, 1)                                           // line B's copy of the heartbeat, behind
+		compareModel(t, c, f)
+		s := c.Stats()
+		if lines == 2 && (s.Snapshots != 1 || s.StaleHeartbeats != 1) {
+			t.Fatalf("two lines: a heartbeat of the line behind resynced: %+v", s)
+		}
+		if lines == 1 && s.Snapshots != 2 {
+			t.Fatalf("one line: a later heartbeat announcing less is a feed that went back: %+v", s)
+		}
+		if lines == 2 {
+			for _, p := range ahead {
+				c.handleLine(p, 1) // B catches up: duplicates
+			}
+			c.handleLine(hb, 1) // now behind what B itself brought
+			if s := c.Stats(); s.Snapshots != 2 || s.Lines[1].Duplicates != uint64(len(first)+len(ahead)) {
+				t.Fatalf("two lines: a heartbeat announcing less than its own line brought is a feed that went back: %+v", s)
+			}
+		}
+	}
+}
+
+// TestTailLossOnOneLineWaitsForTheOther: with two lines, a heartbeat
+// announcing messages the client lacks opens a gap that waits GapTimeout
+// for the other line to bring them (one line recovers at once, as nothing
+// can be in flight on it); the other line's packet closes it, and nothing
+// is retransmitted.
+func TestTailLossOnOneLineWaitsForTheOther(t *testing.T) {
+	f := newScriptFeed(t, 13)
+	c, clock, _ := newRecordingClient(t, f)
+	c.lines = 2
+	for _, p := range f.step() {
+		c.handleLine(p, 0)
+	}
+	tail := f.step() // lost on A
+	c.handleLine(f.heartbeat(), 0)
+	clock.advance(5 * time.Millisecond)
+	c.Poll()
+	if s := c.Stats(); s.Retransmissions != 0 || s.Gaps != 1 || c.InSync() {
+		t.Fatalf("the tail lost on A: stats %+v, in sync %v", s, c.InSync())
+	}
+	for _, p := range tail {
+		c.handleLine(p, 1)
+	}
+	clock.advance(time.Second)
+	c.Poll()
+	compareModel(t, c, f)
+	if s := c.Stats(); s.Retransmissions != 0 || !c.InSync() {
+		t.Fatalf("B brought the tail: stats %+v, in sync %v", s, c.InSync())
+	}
+}

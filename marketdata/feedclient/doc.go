@@ -67,7 +67,25 @@
 // A unicast feed reaches one socket, so one client per destination address;
 // several clients on one host or network need the multicast feed.
 //
+// A and B lines: with Config.FeedBAddr (or ConnB) the client reads the
+// feed's B line beside its A line, each on a goroutine of its own that
+// hands the datagrams to the client's goroutine in the order read (at most
+// lineBuffers ahead; while a recovery runs the readers stop there and the
+// kernel buffers the rest, as with one line). A message is applied from
+// whichever line brings it first; the other line's copy is a duplicate
+// (Stats.Lines counts each line's datagrams and duplicates). A gap on one
+// line is a gap like any other: it waits GapTimeout, by when the other
+// line has usually brought what was missing, before it is recovered over
+// TCP. Two heartbeat rules change, as the lines keep each their own order
+// but not each other's: a heartbeat announcing messages the client lacks
+// opens such a gap rather than recovering at once (the other line may
+// still bring them), and one announcing less than the client expects, but
+// no less than its own line brought, is of a line behind the other
+// (StaleHeartbeats), not a feed numbering anew; one announcing less than
+// its own line brought is. Before a line brings its first packet after the
+// join, its heartbeats are checked as with one line.
+//
 // Limits: InstrumentsMax books, LevelsMax levels per side, ReorderPacketsMax
-// held packets, SeqAheadMax (a packet claiming a sequence further ahead is
+// held packets, lineBuffers datagrams read ahead of the client, SeqAheadMax (a packet claiming a sequence further ahead is
 // dropped as garbage rather than treated as a gap).
 package feedclient
