@@ -333,8 +333,11 @@ const (
 
 // MarketData configures the binary feed.
 type MarketData struct {
-	Enabled           bool     `toml:"enabled"`
-	FeedAddr          string   `toml:"feed_addr"`
+	Enabled  bool   `toml:"enabled"`
+	FeedAddr string `toml:"feed_addr"`
+	// FeedBAddr is the feed's B line: every datagram sent again to this
+	// second destination (marketdata.FeedConfig.FeedBAddr); "": none.
+	FeedBAddr         string   `toml:"feed_b_addr"`
 	RecoveryAddr      string   `toml:"recovery_addr"`
 	HeartbeatInterval Duration `toml:"heartbeat_interval"`
 }
@@ -856,6 +859,13 @@ func (c *Config) validate() error {
 	if c.MarketData.Enabled {
 		if err := CheckFeedAddr("marketdata.feed_addr", c.MarketData.FeedAddr); err != nil {
 			errs = append(errs, err)
+		}
+		if b := c.MarketData.FeedBAddr; b != "" {
+			if err := CheckFeedAddr("marketdata.feed_b_addr", b); err != nil {
+				errs = append(errs, err)
+			} else if b == c.MarketData.FeedAddr {
+				add("marketdata.feed_b_addr: %s is feed_addr: the B line goes to a destination of its own (another port, or another multicast group)", b)
+			}
 		}
 		if err := checkAddr("marketdata.recovery_addr", c.MarketData.RecoveryAddr); err != nil {
 			errs = append(errs, err)

@@ -71,7 +71,9 @@ func (s *Server) registerFeedMetrics() {
 			func(f marketdata.FeedStats) uint64 { return f.PacketsSent }),
 		counter("fixvenue_md_bytes_sent_total", "Bytes of the feed packets of sequenced messages sent (heartbeats not included).",
 			func(f marketdata.FeedStats) uint64 { return f.BytesSent }),
-		counter("fixvenue_md_send_errors_total", "Feed datagrams the socket refused (receivers recover them).", func(f marketdata.FeedStats) uint64 { return f.SendErrors }),
+		counter("fixvenue_md_send_errors_total", "Feed datagrams the socket refused, on either line (receivers recover them).", func(f marketdata.FeedStats) uint64 { return f.SendErrors }),
+		counter("fixvenue_md_line_b_packets_sent_total", "Feed packets of sequenced messages sent on the B line (marketdata.feed_b_addr; 0 without one).",
+			func(f marketdata.FeedStats) uint64 { return f.LineBPacketsSent }),
 		counter("fixvenue_md_heartbeats_total", "Feed heartbeats sent.", func(f marketdata.FeedStats) uint64 { return f.HeartbeatsSent }),
 		counter("fixvenue_md_recovery_connections_total", "Recovery connections accepted.", func(f marketdata.FeedStats) uint64 { return f.Recovery.ConnsAccepted }),
 		counter("fixvenue_md_recovery_connections_refused_total", "Recovery connections closed at once: marketdata.recovery connections bound reached and none idle, or a standby's feed.",
@@ -107,7 +109,8 @@ func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uin
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, Listener: md.Cache(), CaptureState: capture,
+	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, FeedBAddr: cfg.MarketData.FeedBAddr,
+		Listener: md.Cache(), CaptureState: capture,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: orderToFeed,
 		Recovery: marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	switch {
@@ -115,6 +118,8 @@ func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uin
 		// Named by the key that sets it, as a listener's error is
 		// (fix.addr, metrics.addr, …): the feed's words named no key.
 		return nil, nil, fmt.Errorf("marketdata.feed_addr: %w", err)
+	case errors.Is(err, marketdata.ErrFeedBAddr):
+		return nil, nil, fmt.Errorf("marketdata.feed_b_addr: %w", err)
 	case errors.Is(err, marketdata.ErrRecoveryListen):
 		return nil, nil, fmt.Errorf("marketdata.recovery_addr: %w", err)
 	case err != nil:

@@ -3,7 +3,7 @@
 //	fixvenue serve   [--config FILE] [--data DIR] [--fix-addr A] [--admin-addr A] [--metrics-addr A] [--ready-file F] ...
 //	fixvenue journal verify|dump|book [--data DIR] [--config FILE] [--from SEQ] [--symbol SYM]
 //	fixvenue backup  [--data DIR] [--config FILE] --to DIR   a copy of a running venue's data directory that starts
-//	fixvenue md      watch|book [--symbol SYM] [--feed-addr A] [--recovery-addr A], md latency [--duration D]
+//	fixvenue md      watch|book [--symbol SYM] [--feed-addr A] [--feed-b-addr B] [--recovery-addr A], md latency [--duration D]
 //	fixvenue admin   status|instruments|sessions|halt|resume|close|cancel|band|instrument add|phase|eod|
 //	                 logout|disable|enable|risk show|kill|reset|limits|hash-token [options]
 //	fixvenue load    [options]          open-loop FIX load generator

@@ -24,10 +24,10 @@ import (
 const mdUsage = `usage: fixvenue md <command> [options]
 
 commands:
-  watch [--symbol SYM] [--feed-addr A] [--recovery-addr A]
+  watch [--symbol SYM] [--feed-addr A] [--feed-b-addr B] [--recovery-addr A]
                   draw the instrument's book and trades from the feed, live, until interrupted
                   (an instrument not listed yet is waited for: one added at runtime appears)
-  book [--symbol SYM] [--feed-addr A] [--recovery-addr A] [--timeout D]
+  book [--symbol SYM] [--feed-addr A] [--feed-b-addr B] [--recovery-addr A] [--timeout D]
                   print the instrument's book once, as JSON
   latency [--feed-addr A] [--duration D]
                   measure order-to-feed latency on the feed (binds the feed address)
@@ -46,6 +46,7 @@ func cmdMD(args []string) int {
 	def, _ := config.Load("")
 	symbol := fs.String("symbol", "ACME", "instrument symbol")
 	feedAddr := fs.String("feed-addr", def.MarketData.FeedAddr, "UDP address the feed is sent to (unicast or multicast group)")
+	feedBAddr := fs.String("feed-b-addr", def.MarketData.FeedBAddr, "UDP address of the feed's B line (marketdata.feed_b_addr), read beside --feed-addr; empty: none")
 	recoveryAddr := fs.String("recovery-addr", def.MarketData.RecoveryAddr, "TCP address of the feed's recovery service; several, comma-separated (a cluster's nodes), are tried in turn")
 	// Accepted so that command lines written when it was an option still
 	// run; it changes nothing.
@@ -82,7 +83,11 @@ func cmdMD(args []string) int {
 		fmt.Fprintf(os.Stderr, "fixvenue md %s: --recovery-addr %q is not a host:port: %s\n", sub, bad, why)
 		return 2
 	}
-	cfg := feedclient.Config{FeedAddr: *feedAddr, RecoveryAddr: *recoveryAddr}
+	if *feedBAddr != "" && *feedBAddr == *feedAddr {
+		fmt.Fprintf(os.Stderr, "fixvenue md %s: --feed-b-addr is --feed-addr (%s): the B line has a destination of its own\n", sub, *feedBAddr)
+		return 2
+	}
+	cfg := feedclient.Config{FeedAddr: *feedAddr, FeedBAddr: *feedBAddr, RecoveryAddr: *recoveryAddr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch sub {
