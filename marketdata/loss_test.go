@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixvenue/fixvenue/internal/testports"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
 
@@ -144,19 +145,23 @@ func TestLossyUDPRelay(t *testing.T) {
 // each through a relay that drops a third of its datagrams, never the same
 // ones (A every third from the first, B every third from the second). A
 // client reading A alone recovers gap after gap over TCP; one reading both
-// takes each datagram from the line that has it and converges to the
-// tracker's books without a single recovery of a gap, each line's copies
-// of what the other brought first counted as its duplicates.
+// (the B line on a socket of its own, from Config.FeedBAddr) takes each
+// datagram from the line that has it and converges to the tracker's books
+// without a single recovery of a gap, each line's copies of what the other
+// brought first counted as its duplicates.
 func TestABLinesCoverEachOthersLoss(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    bool
 	}{{"A alone", false}, {"A and B", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			connA, connB := udpSink(t), udpSink(t)
+			connA := udpSink(t)
+			ports, release := testports.Reserve(t, "udp", 1)
+			release() // the client binds it
+			lineB := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: ports[0]}
 			relayA := newLossyRelay(t, connA.LocalAddr().(*net.UDPAddr), 1, 0, 0, 0)
 			relayA.dropIf = func(n int64) bool { return n%3 == 0 }
-			relayB := newLossyRelay(t, connB.LocalAddr().(*net.UDPAddr), 2, 0, 0, 0)
+			relayB := newLossyRelay(t, lineB, 2, 0, 0, 0)
 			relayB.dropIf = func(n int64) bool { return n%3 == 1 }
 			fx := newFeedFixture(t, relayA.in.LocalAddr().String(), func(c *FeedConfig) {
 				c.FeedBAddr = relayB.in.LocalAddr().String()
@@ -173,7 +178,7 @@ func TestABLinesCoverEachOthersLoss(t *testing.T) {
 					}
 				}}}
 			if tc.b {
-				cfg.ConnB = connB
+				cfg.FeedBAddr = lineB.String()
 			}
 			c, err := feedclient.New(cfg)
 			if err != nil {

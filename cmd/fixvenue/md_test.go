@@ -112,6 +112,13 @@ func TestMarketDataBookEndToEnd(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(bout), `no such symbol: "NOPE" (the feed lists ACME, GLOBEX, INITECH)`) {
 		t.Fatalf("md book --symbol NOPE: %v\n%s", err, bout)
 	}
+	// A B line at the A line's address is a usage error, said before any
+	// socket is opened.
+	bout, err = exec.Command(binPath, "md", "book", "--feed-addr", v.ready.FeedAddr, "--feed-b-addr", v.ready.FeedAddr,
+		"--recovery-addr", v.ready.RecoveryAddr).CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(bout), "--feed-b-addr is --feed-addr") {
+		t.Fatalf("md book --feed-b-addr as --feed-addr: %v\n%s", err, bout)
+	}
 }
 
 // TestMarketDataWatchWaitsForAnInstrumentAddedLater: `fixvenue md watch` on
