@@ -60,7 +60,7 @@ func BenchmarkSnapshotEncode(b *testing.B) {
 
 // BenchmarkFeedApplyBatch is the feed's cost per command: the events of one
 // random command applied under the lock, then the packet kept in the window
-// and sent as a UDP datagram on loopback.
+// and sent as a UDP datagram on loopback; "ab" sends it on a B line too.
 func BenchmarkFeedApplyBatch(b *testing.B) {
 	var batches [][][]byte
 	sim := newVenueSim(b, 51)
@@ -71,30 +71,37 @@ func BenchmarkFeedApplyBatch(b *testing.B) {
 		}
 		batches = append(batches, batch)
 	}
-	sink := udpSinkB(b)
-	newFeed := func() *Feed {
-		f, err := NewFeed(FeedConfig{
-			Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
-			FeedAddr: sink, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return f
-	}
-	f := newFeed()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
-		if k == len(batches) {
+	for _, lines := range []string{"a", "ab"} {
+		b.Run(lines, func(b *testing.B) {
+			sink, sinkB := udpSinkB(b), ""
+			if lines == "ab" {
+				sinkB = udpSinkB(b)
+			}
+			newFeed := func() *Feed {
+				f, err := NewFeed(FeedConfig{
+					Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+					FeedAddr: sink, FeedBAddr: sinkB, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return f
+			}
+			f := newFeed()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
+				if k == len(batches) {
+					b.StopTimer()
+					_ = f.Close()
+					f, k = newFeed(), 0
+					b.StartTimer()
+				}
+				if err := f.ApplyBatch(batches[k]); err != nil {
+					b.Fatal(err)
+				}
+			}
 			b.StopTimer()
 			_ = f.Close()
-			f, k = newFeed(), 0
-			b.StartTimer()
-		}
-		if err := f.ApplyBatch(batches[k]); err != nil {
-			b.Fatal(err)
-		}
+		})
 	}
-	b.StopTimer()
-	_ = f.Close()
 }
