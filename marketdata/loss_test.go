@@ -31,8 +31,18 @@ type lossyRelay struct {
 }
 
 func newLossyRelay(t *testing.T, dst *net.UDPAddr, seed uint64, drop, dup, reorder float64) *lossyRelay {
-	r := &lossyRelay{in: udpSink(t), out: udpSink(t), dst: dst, drop: drop, dup: dup, reorder: reorder,
-		rng: rand.New(rand.NewPCG(seed, 3)), done: make(chan struct{})}
+	return startRelay(t, &lossyRelay{dst: dst, drop: drop, dup: dup, reorder: reorder, rng: rand.New(rand.NewPCG(seed, 3))})
+}
+
+// newDroppingRelay forwards datagrams from in to dst, dropping those whose
+// number dropIf names.
+func newDroppingRelay(t *testing.T, dst *net.UDPAddr, dropIf func(n int64) bool) *lossyRelay {
+	return startRelay(t, &lossyRelay{dst: dst, dropIf: dropIf})
+}
+
+// startRelay opens r's sockets and runs it until the test ends.
+func startRelay(t *testing.T, r *lossyRelay) *lossyRelay {
+	r.in, r.out, r.done = udpSink(t), udpSink(t), make(chan struct{})
 	go r.run()
 	t.Cleanup(func() { r.in.Close(); <-r.done; r.out.Close() })
 	return r
@@ -159,10 +169,8 @@ func TestABLinesCoverEachOthersLoss(t *testing.T) {
 			ports, release := testports.Reserve(t, "udp", 1)
 			release() // the client binds it
 			lineB := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: ports[0]}
-			relayA := newLossyRelay(t, connA.LocalAddr().(*net.UDPAddr), 1, 0, 0, 0)
-			relayA.dropIf = func(n int64) bool { return n%3 == 0 }
-			relayB := newLossyRelay(t, lineB, 2, 0, 0, 0)
-			relayB.dropIf = func(n int64) bool { return n%3 == 1 }
+			relayA := newDroppingRelay(t, connA.LocalAddr().(*net.UDPAddr), func(n int64) bool { return n%3 == 0 })
+			relayB := newDroppingRelay(t, lineB, func(n int64) bool { return n%3 == 1 })
 			fx := newFeedFixture(t, relayA.in.LocalAddr().String(), func(c *FeedConfig) {
 				c.FeedBAddr = relayB.in.LocalAddr().String()
 				c.Recovery.WindowPackets = 4096
