@@ -177,7 +177,14 @@ func TestABLinesCoverEachOthersLoss(t *testing.T) {
 			})
 			var mu sync.Mutex
 			gaps := 0
-			cfg := feedclient.Config{RecoveryAddr: fx.feed.RecoveryAddr().String(), GapTimeout: 50 * time.Millisecond,
+			// A gap on one line waits this long for the other (a loaded
+			// machine under the race detector may take tens of ms to relay
+			// it); alone, a line's gaps are recovered at once.
+			gapTimeout := 20 * time.Millisecond
+			if tc.b {
+				gapTimeout = 5 * time.Second
+			}
+			cfg := feedclient.Config{RecoveryAddr: fx.feed.RecoveryAddr().String(), GapTimeout: gapTimeout,
 				Callbacks: feedclient.Callbacks{OnRecovery: func(r feedclient.Recovery) {
 					if r.Cause != feedclient.CauseJoin {
 						mu.Lock()
