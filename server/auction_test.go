@@ -706,13 +706,23 @@ func TestScheduledOpeningCallExtended(t *testing.T) {
 		t.Fatalf("the extension traded or ended before its time: %+v", st)
 	}
 	set(3500 * time.Millisecond) // the extension's end (the open's time, 2 s, and one second)
-	expectER(t, c, map[int]string{11: "buy", 150: "F", 39: "2", 31: "101.50", 32: "10", 625: "2"})
-	expectER(t, c, map[int]string{11: "sell", 150: "F", 39: "2", 31: "101.50", 32: "10", 625: "2"})
-	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
-	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "2"}); err != nil {
-		t.Fatalf("no TradingSessionStatus for the open: %v", err)
-	}
+	expectExtensionUncrossed(t, c, "101.50", "10", "2", "at-open", "2")
 	waitStatus(t, s, "ACME", "Open", readWait)
+}
+
+// expectExtensionUncrossed waits for the uncross that ends a call's
+// extension: the orders "buy" and "sell" filled whole at px with
+// TradingSessionSubID subID (the call's auction), the order left over (at
+// the opening or the close) expired, and ACME's TradingSessionStatus
+// tradSes.
+func expectExtensionUncrossed(t *testing.T, c *fixclient.Client, px, qty, subID, leftover, tradSes string) {
+	t.Helper()
+	expectER(t, c, map[int]string{11: "buy", 150: "F", 39: "2", 31: px, 32: qty, 625: subID})
+	expectER(t, c, map[int]string{11: "sell", 150: "F", 39: "2", 31: px, 32: qty, 625: subID})
+	expectER(t, c, map[int]string{11: leftover, 150: "C", 39: "C"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: tradSes}); err != nil {
+		t.Fatalf("no TradingSessionStatus %s after the uncross: %v", tradSes, err)
+	}
 }
 
 // TestClosingCallExtensionEndedByOperator: ACME opens at 100.00 (inside the
@@ -744,11 +754,6 @@ func TestClosingCallExtensionEndedByOperator(t *testing.T) {
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"close now"}`, &res); code != 200 || res.Count != 1 {
 		t.Fatalf("resume in the extension: %d %+v", code, res)
 	}
-	expectER(t, c, map[int]string{11: "buy", 150: "F", 39: "2", 31: "102.00", 32: "4", 625: "4"})
-	expectER(t, c, map[int]string{11: "sell", 150: "F", 39: "2", 31: "102.00", 32: "4", 625: "4"})
-	expectER(t, c, map[int]string{11: "at-close", 150: "C", 39: "C"})
-	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "3"}); err != nil {
-		t.Fatalf("no TradingSessionStatus for the close: %v", err)
-	}
+	expectExtensionUncrossed(t, c, "102.00", "4", "4", "at-close", "3")
 	waitStatus(t, s, "ACME", "Closed", readWait)
 }

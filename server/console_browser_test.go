@@ -156,26 +156,12 @@ func TestConsoleHaltReachesFIX(t *testing.T) {
 	// A market data client on the feed: it sees the instrument's status change.
 	halted := make(chan struct{})
 	var once sync.Once
-	feed, err := feedclient.New(feedclient.Config{RecoveryAddr: s.RecoveryAddr(), Callbacks: feedclient.Callbacks{
+	runFeedClient(t, s, feedclient.Config{Callbacks: feedclient.Callbacks{
 		OnBook: func(b *feedclient.Book) {
 			if b.InstrumentID == 1 && b.Status == mdsbe.TradingStatusHalted {
 				once.Do(func() { close(halted) })
 			}
-		}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	feedCtx, stopFeed := context.WithCancel(context.Background())
-	feedDone := make(chan error, 1)
-	go func() { feedDone <- feed.RunConn(feedCtx, udp) }()
-	t.Cleanup(func() {
-		stopFeed()
-		select {
-		case <-feedDone:
-		case <-time.After(readWait):
-			t.Error("the feed client did not stop")
-		}
-	})
+		}}}, udp)
 	ctx := browsertest.New(t)
 	c := logon(t, s, "CLIENT1", true)
 	browsertest.Open(t, ctx, base+"/operations")

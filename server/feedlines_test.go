@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net"
 	"testing"
 	"time"
@@ -37,24 +36,15 @@ func TestFeedBLineCarriesTheFeed(t *testing.T) {
 	s := startServer(t, cfg, Options{})
 
 	gaps := make(chan feedclient.Recovery, 16)
-	fc, err := feedclient.New(feedclient.Config{RecoveryAddr: s.RecoveryAddr(), ConnB: lineB,
-		Callbacks: feedclient.Callbacks{OnRecovery: func(r feedclient.Recovery) {
-			if r.Cause != feedclient.CauseJoin {
-				gaps <- r
+	fc := runFeedClient(t, s, feedclient.Config{ConnB: lineB, Callbacks: feedclient.Callbacks{OnRecovery: func(r feedclient.Recovery) {
+		if r.Cause != feedclient.CauseJoin {
+			select {
+			case gaps <- r:
+			default: // one is enough to fail
 			}
-		}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fc.RunConn(ctx, clientA) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("feed client: %v", err)
 		}
-	})
+	}}}, clientA)
+	waitFeedJoined(t, fc)
 	stats := func() (st feedclient.Stats, bid int64) {
 		ictx, icancel := context.WithTimeout(context.Background(), readWait)
 		defer icancel()
@@ -67,14 +57,6 @@ func TestFeedBLineCarriesTheFeed(t *testing.T) {
 			t.Fatalf("feed client: %v", err)
 		}
 		return st, bid
-	}
-	for deadline := time.Now().Add(readWait); ; time.Sleep(5 * time.Millisecond) {
-		if st, _ := stats(); st.Snapshots > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the feed client did not join")
-		}
 	}
 	c := logon(t, s, "CLIENT1", true)
 	for _, px := range []string{"99.00", "99.50", "99.75"} {

@@ -62,7 +62,19 @@ func (f *feedOrders) wait(t *testing.T, added, executed int) ([]uint64, []uint64
 func readFeed(t *testing.T, s *Server, udp *net.UDPConn) *feedOrders {
 	t.Helper()
 	f := &feedOrders{}
-	c, err := feedclient.New(feedclient.Config{RecoveryAddr: s.RecoveryAddr(), Callbacks: feedclient.Callbacks{OnMessage: f.onMessage}})
+	c := runFeedClient(t, s, feedclient.Config{Callbacks: feedclient.Callbacks{OnMessage: f.onMessage}}, udp)
+	waitFeedJoined(t, c)
+	return f
+}
+
+// runFeedClient runs a feed client of cfg (its RecoveryAddr s's when unset)
+// on udp until the test ends, which it must end with.
+func runFeedClient(t *testing.T, s *Server, cfg feedclient.Config, udp *net.UDPConn) *feedclient.Client {
+	t.Helper()
+	if cfg.RecoveryAddr == "" {
+		cfg.RecoveryAddr = s.RecoveryAddr()
+	}
+	c, err := feedclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +92,13 @@ func readFeed(t *testing.T, s *Server, udp *net.UDPConn) *feedOrders {
 			t.Error("the feed client did not stop")
 		}
 	})
-	// It joins at the feed's first packet or heartbeat.
+	return c
+}
+
+// waitFeedJoined waits, bounded, until feed client c has joined with a
+// snapshot, which it does at the feed's first packet or heartbeat.
+func waitFeedJoined(t *testing.T, c *feedclient.Client) {
+	t.Helper()
 	for deadline := time.Now().Add(readWait); ; time.Sleep(5 * time.Millisecond) {
 		var snaps uint64
 		ictx, icancel := context.WithDeadline(context.Background(), deadline)
@@ -90,7 +108,7 @@ func readFeed(t *testing.T, s *Server, udp *net.UDPConn) *feedOrders {
 			t.Fatalf("the feed client did not join: %v", err)
 		}
 		if snaps > 0 {
-			return f
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the feed client did not join")

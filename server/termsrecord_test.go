@@ -577,13 +577,17 @@ func TestCallExtensionIsATerm(t *testing.T) {
 		cfg.Instruments[0].CallExtension = extend
 		return cfg
 	}
+	// rest journals a resting order under cfg: a command to protect.
+	rest := func(cfg *config.Config, id string) {
+		s := startServer(t, cfg, Options{})
+		c := logon(t, s, "CLIENT1", true)
+		sendOrder(t, c, order{id: id, side: "1", qty: "1", px: "99.00", tif: "1"})
+		expectER(t, c, map[int]string{11: id, 150: "0"})
+		c.Close()
+		s.Close()
+	}
 	dir := t.TempDir()
-	s := startServer(t, banded(dir, &off), Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "gtc1", side: "1", qty: "1", px: "99.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "gtc1", 150: "0"})
-	c.Close()
-	s.Close()
+	rest(banded(dir, &off), "gtc1")
 	if rec := readRecord(t, dir); rec.Instruments[0].Terms["call_extension"] != "" {
 		t.Fatalf("an instrument without call extensions recorded the term: %+v", rec.Instruments[0].Terms)
 	}
@@ -592,13 +596,7 @@ func TestCallExtensionIsATerm(t *testing.T) {
 	startServer(t, banded(dir, &off), Options{}).Close()
 
 	dir = t.TempDir()
-	startServer(t, banded(dir, nil), Options{}).Close() // a first start: no command to protect yet
-	s = startServer(t, banded(dir, nil), Options{})
-	c = logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "gtc2", side: "1", qty: "1", px: "99.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "gtc2", 150: "0"})
-	c.Close()
-	s.Close()
+	rest(banded(dir, nil), "gtc2")
 	if rec := readRecord(t, dir); rec.Instruments[0].Terms["call_extension"] != "true" {
 		t.Fatalf("call extensions not recorded: %+v", rec.Instruments[0].Terms)
 	}
