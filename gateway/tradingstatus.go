@@ -27,7 +27,14 @@ const venueTradingSessionID = "ALL"
 type statusChange struct {
 	instrumentID uint32
 	status       venue.TradingStatus
+	// extendsClose: a volatility auction entered from the closing call,
+	// its extension (core, "Auctions"), which FIX tells as the pre-close.
+	extendsClose bool
 }
+
+// extendsCloseBit marks a volatility auction that extends the closing call
+// in an instrument's status word (instrumentTable.status).
+const extendsCloseBit = 1 << 8
 
 // onTradingStatusChanged (outbound) builds an unsolicited h for every
 // session logged on at the hand-over; the status itself changes there too.
@@ -36,7 +43,9 @@ func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 	if in == nil {
 		return
 	}
-	g.statusHeld = append(g.statusHeld, statusChange{e.InstrumentID(), e.Status()})
+	change := statusChange{instrumentID: e.InstrumentID(), status: e.Status(),
+		extendsClose: e.Status() == venue.TradingStatusVolatilityAuction && g.heldStatus(e.InstrumentID()) == venue.TradingStatusClosingCall}
+	g.statusHeld = append(g.statusHeld, change)
 	if g.uncross.instrumentID == e.InstrumentID() {
 		g.uncross.active = false // the uncross's trades and cancels are done
 	}
@@ -44,7 +53,7 @@ func (g *Gateway) onTradingStatusChanged(e *venue.TradingStatusChanged) {
 	for _, s := range g.sessions {
 		// Built for every session: which are logged on is decided at the
 		// hand-over (handsOver).
-		m := tradingSessionStatus("", in.Symbol, tradSesStatusOf(e.Status()), text)
+		m := tradingSessionStatus("", in.Symbol, change.tradSes(), text)
 		m.Body.SetString(tag.UnsolicitedIndicator, string(fixYes))
 		g.held = append(g.held, heldAnswer{idx: s.idx, m: m, broadcast: true})
 	}
@@ -110,22 +119,52 @@ func auctionSubID(phase venue.TradingStatus) tradingSessionSubID {
 	return tradingSessionSubIDIntradayAuction
 }
 
+// tradSes is the TradSesStatus (340) of a status change.
+func (c statusChange) tradSes() tradSesStatus {
+	if c.extendsClose {
+		return tradSesPreClose
+	}
+	return tradSesStatusOf(c.status)
+}
+
+// heldStatus is an instrument's status as of the last status change held
+// for the hand-over, else its current one (outbound goroutine).
+func (g *Gateway) heldStatus(id uint32) venue.TradingStatus {
+	for i := len(g.statusHeld) - 1; i >= 0; i-- {
+		if g.statusHeld[i].instrumentID == id {
+			return g.statusHeld[i].status
+		}
+	}
+	return g.instrumentStatus(id)
+}
+
 // applyStatus makes the held status changes (handOver).
 func (g *Gateway) applyStatus() {
 	t := g.instruments.Load()
 	for _, c := range g.statusHeld {
 		if st := t.status[c.instrumentID]; st != nil {
-			st.Store(uint32(c.status))
+			w := uint32(c.status)
+			if c.extendsClose {
+				w |= extendsCloseBit
+			}
+			st.Store(w)
 		}
 	}
 }
 
 // instrumentStatus returns an instrument's current trading status.
 func (g *Gateway) instrumentStatus(id uint32) venue.TradingStatus {
+	return g.instrumentStatusChange(id).status
+}
+
+// instrumentStatusChange returns an instrument's current trading status,
+// with whether it extends the closing call.
+func (g *Gateway) instrumentStatusChange(id uint32) statusChange {
 	if st := g.instruments.Load().status[id]; st != nil {
-		return venue.TradingStatus(st.Load())
+		w := st.Load()
+		return statusChange{instrumentID: id, status: venue.TradingStatus(w &^ extendsCloseBit), extendsClose: w&extendsCloseBit != 0}
 	}
-	return venue.TradingStatusClosed
+	return statusChange{instrumentID: id, status: venue.TradingStatusClosed}
 }
 
 // venueStatus is the venue-wide status: halted after a failure stop, else
@@ -142,14 +181,14 @@ func (g *Gateway) venueStatus() tradSesStatus {
 	best := 0
 	for id := range g.instruments.Load().status {
 		rank := 0
-		switch g.instrumentStatus(id) {
-		case venue.TradingStatusOpen:
+		switch g.instrumentStatusChange(id).tradSes() {
+		case tradSesOpen:
 			return tradSesOpen
-		case venue.TradingStatusHalted:
+		case tradSesHalted:
 			rank = 1
-		case venue.TradingStatusOpeningCall, venue.TradingStatusVolatilityAuction:
+		case tradSesPreOpen:
 			rank = 2
-		case venue.TradingStatusClosingCall:
+		case tradSesPreClose:
 			rank = 3
 		}
 		best = max(best, rank)
@@ -187,7 +226,7 @@ func (g *Gateway) onTradingSessionStatusRequest(s *session, req *quickfix.Messag
 	case id == "" || id == venueTradingSessionID:
 		m = tradingSessionStatus(reqID, venueTradingSessionID, g.venueStatus(), "")
 	case in != nil:
-		m = tradingSessionStatus(reqID, id, tradSesStatusOf(g.instrumentStatus(in.ID)), "")
+		m = tradingSessionStatus(reqID, id, g.instrumentStatusChange(in.ID).tradSes(), "")
 	default:
 		m = tradingSessionStatus(reqID, id, tradSesRejected,
 			"unknown TradingSessionID "+id+": use a symbol, or "+venueTradingSessionID+" for the venue")

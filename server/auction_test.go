@@ -727,10 +727,11 @@ func expectExtensionUncrossed(t *testing.T, c *fixclient.Client, px, qty, subID,
 
 // TestClosingCallExtensionEndedByOperator: ACME opens at 100.00 (inside the
 // band); in the closing call its book would uncross at 102.00, so the
-// scheduled close extends the call. An operator's resume of ACME (the
-// console's Uncross) ends the extension at once with the closing uncross
-// (625=4), and ACME closes, as the scheduled close would have left it,
-// rather than opening again; the order at the close left over expires.
+// scheduled close extends the call, which FIX tells as the pre-close (340=5,
+// unsolicited and when asked). An operator's resume of ACME (the console's
+// Uncross) ends the extension at once with the closing uncross (625=4), and
+// ACME closes, as the scheduled close would have left it, rather than
+// opening again; the order at the close left over expires.
 func TestClosingCallExtensionEndedByOperator(t *testing.T) {
 	t.Parallel()
 	set, s := extendedDayVenue(t)
@@ -746,10 +747,16 @@ func TestClosingCallExtensionEndedByOperator(t *testing.T) {
 	expectER(t, c, map[int]string{11: "sell", 150: "0"})
 	expectER(t, c, map[int]string{11: "at-close", 150: "0", 59: "7"})
 	set(8500 * time.Millisecond) // the close: extended
-	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "5", 325: "Y"}); err != nil {
 		t.Fatalf("no TradingSessionStatus for the extension: %v (received %v)", err, c.Received)
 	}
 	waitStatus(t, s, "ACME", "VolatilityAuction", readWait)
+	if err := c.Send("g", fixclient.F(335, "ext"), fixclient.F(263, "0"), fixclient.F(336, "ACME")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "h", map[int]string{335: "ext", 336: "ACME", 340: "5"}); err != nil {
+		t.Fatalf("ACME's status in the closing call's extension: %v (received %v)", err, c.Received)
+	}
 	var res struct{ Count int }
 	if code := adminCall(t, s, "POST", "/v1/instruments/ACME/resume", aliceToken, `{"reason":"close now"}`, &res); code != 200 || res.Count != 1 {
 		t.Fatalf("resume in the extension: %d %+v", code, res)
