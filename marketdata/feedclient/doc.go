@@ -83,7 +83,8 @@
 // no less than its own line brought, is of a line behind the other
 // (StaleHeartbeats), not a feed numbering anew; one announcing less than
 // its own line brought is. Before a line brings its first packet after the
-// join, its heartbeats are checked as with one line.
+// join (or after a snapshot behind what it brought: a feed that numbers
+// anew), its heartbeats are checked as with one line.
 //
 // Limits: InstrumentsMax books, LevelsMax levels per side, ReorderPacketsMax
 // held packets, lineBuffers datagrams read ahead of the client, SeqAheadMax (a packet claiming a sequence further ahead is

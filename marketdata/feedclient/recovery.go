@@ -189,6 +189,14 @@ func (c *Client) snapshot() error {
 	c.latestSeqTimeNs = max(c.latestSeqTimeNs, c.snap.timeNs)
 	c.knownNextSeq, c.gapSinceNs = c.expected, 0
 	c.reorder.dropAbove(c.expected + c.cfg.SeqAheadMax)
+	// What a line brought beyond the snapshot may be of an older numbering
+	// (a feed that numbers anew): its heartbeats are checked as with one
+	// line until it brings a packet again.
+	for i := range c.lineEnd {
+		if c.lineEnd[i] > c.expected {
+			c.lineEnd[i] = 0
+		}
+	}
 	if cb := c.cfg.Callbacks.OnBook; cb != nil {
 		for _, b := range c.books {
 			cb(b)
