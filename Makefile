@@ -29,8 +29,8 @@ run: build
 	./$(BIN) serve
 
 # vet, then every test once and the concurrent packages again under the race detector: side by
-# side with 4 or more CPUs; below, as two streams of one test binary each, ./server's two passes
-# beside everyone else's (scripts/test.sh; TESTPASSES=serial, parallel or streams chooses).
+# side with 4 or more CPUs, one after the other below (scripts/test.sh; TESTPASSES=serial or
+# parallel chooses).
 test: vet
 	@GO="$(GO)" TESTTIMEOUT="$(TESTTIMEOUT)" PKGS="$(PKGS)" RACE_PKGS="$(RACE_PKGS)" ./scripts/test.sh
 
