@@ -602,3 +602,25 @@ func TestCallExtensionIsATerm(t *testing.T) {
 	}
 	refusedStart(t, banded(dir, &off), "call extensions off", "instrument id 1: call_extension true recorded, false configured")
 }
+
+// TestCallExtensionInTheTermsHash: a cluster's nodes must agree on call
+// extensions (a phase change would extend a call on one node and uncross
+// it on another), so the terms hash covers the term; off, the term is not
+// in the terms at all (TestCallExtensionIsATerm), so the hash is the one a
+// build before the rule computed.
+func TestCallExtensionInTheTermsHash(t *testing.T) {
+	hash := func(extend *bool) uint32 {
+		cfg := testConfig(t, t.TempDir(), "")
+		cfg.Instruments[0].VolatilityBandTicks = 100
+		cfg.Instruments[0].CallExtension = extend
+		h, err := termsHash(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	off := false
+	if on, without := hash(nil), hash(&off); on == without {
+		t.Fatalf("call extensions on and off hash alike: %08x", on)
+	}
+}
