@@ -91,6 +91,19 @@ func (m *Matcher) TradingStatus(instrumentID uint32) (venue.TradingStatus, bool)
 	return m.instruments[ii].status, true
 }
 
+// VolatilityAuction returns, for an instrument in a volatility auction, the
+// command time its uncross is due at and the call it extends (OpeningCall
+// or ClosingCall; VolatilityAuction for an interruption of continuous
+// trading); ok=false when the instrument is in none.
+func (m *Matcher) VolatilityAuction(instrumentID uint32) (endNs int64, extends venue.TradingStatus, ok bool) {
+	ii, known := m.instrByID.lookup(instrumentID)
+	if !known || m.instruments[ii].status != venue.TradingStatusVolatilityAuction {
+		return 0, 0, false
+	}
+	a := &m.instruments[ii].auction
+	return a.endNs, a.phase, true
+}
+
 // CommandTimeNs is the timestamp of the last command applied (0 before
 // the first): a command stamped earlier bounds the auction timers by its
 // time ("Auctions" above), which the control plane's timer asks for once

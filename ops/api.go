@@ -68,10 +68,15 @@ type ActionResponse struct {
 
 // InstrumentInfo is one row of GET /v1/instruments.
 type InstrumentInfo struct {
-	ID       uint32 `json:"id"`
-	Symbol   string `json:"symbol"`
-	Status   string `json:"status"`
-	RefPrice string `json:"ref_price,omitempty"`
+	ID     uint32 `json:"id"`
+	Symbol string `json:"symbol"`
+	Status string `json:"status"`
+	// Auction and AuctionEnd, in a volatility auction: "interruption" (of
+	// continuous trading), "opening call extension" or "closing call
+	// extension", and when it uncrosses (RFC 3339, UTC), as announced.
+	Auction    string `json:"auction,omitempty"`
+	AuctionEnd string `json:"auction_end,omitempty"`
+	RefPrice   string `json:"ref_price,omitempty"`
 	// BandPercent is left out when several percents give the band in
 	// force (a reference of few ticks, set before a restart: movedBand).
 	BandPercent int64  `json:"band_percent,omitempty"`
@@ -804,13 +809,23 @@ func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
 		}
 		return string(decimal.FormatTicks(nil, ticks, in.Tick))
 	}
-	return InstrumentInfo{ID: in.ID, Symbol: in.Symbol, Status: st.Status.String(), RefPrice: price(st.RefPriceTicks, st.RefPriceTicks),
+	info := InstrumentInfo{ID: in.ID, Symbol: in.Symbol, Status: st.Status.String(), RefPrice: price(st.RefPriceTicks, st.RefPriceTicks),
 		BandPercent: st.BandPercent, BandLow: price(st.BandLowTicks, 1), BandHigh: price(st.BandHighTicks, 1),
 		LastPrice: price(day.LastPriceTicks, day.LastQty), LastQty: day.LastQty, Volume: day.Volume, Trades: day.Trades,
 		PrevClose: price(day.PrevCloseTicks, day.PrevCloseTicks), Bid: price(st.BidTicks, st.BidQty), BidQty: st.BidQty,
 		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders,
 		BidQtyTotal: st.BidQtyTotal, AskQtyTotal: st.AskQtyTotal}
+	if st.AuctionEndNs != 0 {
+		info.Auction = auctionKinds[st.AuctionOf]
+		info.AuctionEnd = time.Unix(0, st.AuctionEndNs).UTC().Format(time.RFC3339Nano)
+	}
+	return info
 }
+
+// auctionKinds names a volatility auction by the call it extends
+// (InstrumentInfo.Auction).
+var auctionKinds = map[venue.TradingStatus]string{venue.TradingStatusVolatilityAuction: "interruption",
+	venue.TradingStatusOpeningCall: "opening call extension", venue.TradingStatusClosingCall: "closing call extension"}
 
 var instrumentActions = map[string]venue.TradingStatus{
 	"halt": venue.TradingStatusHalted, "resume": venue.TradingStatusOpen, "close": venue.TradingStatusClosed}

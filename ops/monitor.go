@@ -49,7 +49,12 @@ type Monitor struct {
 
 // instrumentView is the monitor's picture of one instrument.
 type instrumentView struct {
-	status        venue.TradingStatus
+	status venue.TradingStatus
+	// auctionEndNs and auctionOf, in a volatility auction: when it
+	// uncrosses, as announced, and the call it extends (VolatilityAuction
+	// for an interruption of continuous trading).
+	auctionEndNs  int64
+	auctionOf     venue.TradingStatus
 	refPriceTicks int64 // the band's reference (movedBand after a restart)
 	bandPercent   int64
 	bandLowTicks  int64
@@ -87,7 +92,14 @@ type Result struct {
 
 // InstrumentState is a copy of the monitor's view of one instrument.
 type InstrumentState struct {
-	Status               venue.TradingStatus
+	Status venue.TradingStatus
+	// AuctionEndNs and AuctionOf, in a volatility auction (0 otherwise):
+	// when its uncross is due, as its VolatilityInterruption announced (a
+	// clock stepped back ends it earlier: core, "Auctions"), and the call
+	// it extends, OpeningCall or ClosingCall, or VolatilityAuction for an
+	// interruption of continuous trading.
+	AuctionEndNs         int64
+	AuctionOf            venue.TradingStatus
 	RefPriceTicks        int64
 	BandPercent          int64
 	BandLowTicks         int64
@@ -103,6 +115,8 @@ type InstrumentState struct {
 // instrumentSeed is what the monitor starts from for one instrument.
 type instrumentSeed struct {
 	status                      venue.TradingStatus
+	auctionEndNs                int64
+	auctionOf                   venue.TradingStatus
 	refPriceTicks, bandPercent  int64
 	bandLowTicks, bandHighTicks int64
 }
@@ -111,7 +125,7 @@ func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
 	m := &Monitor{instruments: make(map[uint32]*instrumentView, len(seeds)), orders: map[uint64]restingOrder{},
 		bySession: map[uint16]int{}, hash: xxhash.New(), results: map[resultKey]int64{}}
 	for id, sd := range seeds {
-		m.instruments[id] = &instrumentView{status: sd.status, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
+		m.instruments[id] = &instrumentView{status: sd.status, auctionEndNs: sd.auctionEndNs, auctionOf: sd.auctionOf, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
 			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
 	}
 	return m
@@ -127,6 +141,7 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 		// before a restart); its reference price and percent are the
 		// configured ones while it is still the configured band.
 		sd := instrumentSeed{status: st}
+		sd.auctionEndNs, sd.auctionOf, _ = m.VolatilityAuction(in.ID)
 		sd.bandLowTicks, sd.bandHighTicks, _ = m.Band(in.ID)
 		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
 			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
@@ -337,6 +352,20 @@ func (m *Monitor) apply(ev []byte) {
 		if e.WrapDecode(ev, 0) == nil {
 			if in := m.instruments[e.InstrumentID()]; in != nil {
 				in.status = e.Status()
+				if in.status != venue.TradingStatusVolatilityAuction {
+					in.auctionEndNs, in.auctionOf = 0, 0
+				}
+			}
+		}
+	case venue.VolatilityInterruptionTemplateID:
+		// The TradingStatusChanged to VolatilityAuction follows it.
+		var e venue.VolatilityInterruption
+		if e.WrapDecode(ev, 0) == nil {
+			if in := m.instruments[e.InstrumentID()]; in != nil {
+				in.auctionEndNs, in.auctionOf = e.AuctionEndNs(), venue.TradingStatusVolatilityAuction
+				if e.OrderID() == 0 { // no order: a call's uncross (core, "Auctions")
+					in.auctionOf = in.status
+				}
 			}
 		}
 	case venue.InstrumentAddedTemplateID:
@@ -437,7 +466,7 @@ func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
 	if in == nil {
 		return InstrumentState{}, false
 	}
-	st := InstrumentState{Status: in.status, RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
+	st := InstrumentState{Status: in.status, AuctionEndNs: in.auctionEndNs, AuctionOf: in.auctionOf, RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
 		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
 	for px, qty := range in.bids {
 		st.BidQtyTotal += qty

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/config"
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -174,5 +175,82 @@ func BenchmarkMonitorApply(b *testing.B) {
 			b.StartTimer()
 		}
 		mon.apply(events[i%len(events)])
+	}
+}
+
+// TestMonitorKnowsTheVolatilityAuction: the monitor tells an interruption
+// of continuous trading from a call's extension and knows when each
+// uncrosses, from the events, as the matcher does; a monitor seeded from a
+// matcher in an extension (a restart, a promotion) starts knowing it too,
+// and the uncross clears it.
+func TestMonitorKnowsTheVolatilityAuction(t *testing.T) {
+	cfg := core.Config{OrdersMax: 64, ClOrdIDsMax: 256, SessionsMax: 2, Instruments: []core.InstrumentConfig{
+		{ID: 1, Symbol: "OPG", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 10000, BandPercent: 10,
+			VolatilityBandTicks: 100, VolatilityAuctionNs: 1000, CallExtension: true, Status: venue.TradingStatusOpeningCall},
+		{ID: 2, Symbol: "CNT", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 10000, BandPercent: 10,
+			VolatilityBandTicks: 100, VolatilityAuctionNs: 1000}}}
+	m, err := core.NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon := newMonitor(map[uint32]instrumentSeed{1: {status: venue.TradingStatusOpeningCall}, 2: {status: venue.TradingStatusOpen}})
+	buf := make([]byte, 256)
+	sink := core.NewBufferSink(64)
+	seq := uint64(0)
+	apply := func(cmd []byte) {
+		t.Helper()
+		sink.Reset()
+		if err := m.Apply(cmd, sink); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < sink.Len(); i++ {
+			mon.apply(sink.Event(i))
+		}
+		seq++
+	}
+	order := func(instrument uint32, side venue.Side, px int64) {
+		apply(cmdtest.NewOrder(t, buf, cmdtest.Order{Seq: seq, TimestampNs: int64(100 + seq), Instrument: instrument, Side: side,
+			OrdType: venue.OrdTypeLimit, PriceTicks: px, Qty: 1, TIF: venue.TimeInForceDay, ClOrdID: fmt.Sprintf("o%d", seq)}))
+	}
+	same := func(id uint32, wantOf venue.TradingStatus) {
+		t.Helper()
+		st, _ := mon.Instrument(id)
+		endNs, of, ok := m.VolatilityAuction(id)
+		if !ok || of != wantOf || st.AuctionOf != wantOf || st.AuctionEndNs != endNs || st.Status != venue.TradingStatusVolatilityAuction {
+			t.Fatalf("instrument %d: monitor %+v, matcher end %d of %v (%v); want an auction of %v", id, st, endNs, of, ok, wantOf)
+		}
+	}
+	// OPG would open at 101.50, outside 99.00-101.00: the phase change extends its call.
+	order(1, venue.SideBuy, 10200)
+	order(1, venue.SideSell, 10150)
+	var c venue.OperatorCommand
+	_ = c.WrapEncode(buf, 0)
+	c.SetSeq(seq)
+	c.SetTimestampNs(int64(100 + seq))
+	c.SetAction(venue.OperatorActionTypeSetPhaseStatus)
+	c.SetInstrumentID(1)
+	c.SetStatus(venue.TradingStatusOpen)
+	apply(buf[:c.EncodedLength()])
+	same(1, venue.TradingStatusOpeningCall)
+	// CNT: a trade at 100.00, then an order that would trade at 102.00.
+	order(2, venue.SideSell, 10000)
+	order(2, venue.SideBuy, 10000)
+	order(2, venue.SideSell, 10200)
+	order(2, venue.SideBuy, 10200)
+	same(2, venue.TradingStatusVolatilityAuction)
+	if seeded, _ := newMonitor(instrumentSeeds(m, []config.Instrument{{ID: 1}})).Instrument(1); seeded.AuctionOf != venue.TradingStatusOpeningCall ||
+		seeded.AuctionEndNs == 0 {
+		t.Fatalf("a monitor seeded from the matcher: %+v", seeded)
+	}
+	// Past both ends: they uncross and the auctions are gone.
+	var tick venue.Tick
+	_ = tick.WrapEncode(buf, 0)
+	tick.SetSeq(seq)
+	tick.SetTimestampNs(1_000_000)
+	apply(buf[:tick.EncodedLength()])
+	for _, id := range []uint32{1, 2} {
+		if st, _ := mon.Instrument(id); st.Status != venue.TradingStatusOpen || st.AuctionEndNs != 0 || st.AuctionOf != 0 {
+			t.Fatalf("instrument %d after its uncross: %+v", id, st)
+		}
 	}
 }

@@ -705,9 +705,20 @@ func TestScheduledOpeningCallExtended(t *testing.T) {
 	if st := instrumentsOf(t, s)["ACME"]; st.Status != "VolatilityAuction" || st.Trades != 0 {
 		t.Fatalf("the extension traded or ended before its time: %+v", st)
 	}
+	expectAuction(t, s, "opening call extension")
 	set(3500 * time.Millisecond) // the extension's end (the open's time, 2 s, and one second)
 	expectExtensionUncrossed(t, c, "101.50", "10", "2", "at-open", "2")
 	waitStatus(t, s, "ACME", "Open", readWait)
+}
+
+// expectAuction checks that GET /v1/instruments names ACME's volatility
+// auction as kind, with its end.
+func expectAuction(t *testing.T, s *Server, kind string) {
+	t.Helper()
+	st := instrumentsOf(t, s)["ACME"]
+	if _, err := time.Parse(time.RFC3339Nano, st.AuctionEnd); st.Auction != kind || err != nil {
+		t.Fatalf("ACME's auction in /v1/instruments: %q until %q (%v), want %q with its end", st.Auction, st.AuctionEnd, err, kind)
+	}
 }
 
 // expectExtensionUncrossed waits for the uncross that ends a call's
@@ -751,6 +762,7 @@ func TestClosingCallExtensionEndedByOperator(t *testing.T) {
 		t.Fatalf("no TradingSessionStatus for the extension: %v (received %v)", err, c.Received)
 	}
 	waitStatus(t, s, "ACME", "VolatilityAuction", readWait)
+	expectAuction(t, s, "closing call extension")
 	if err := c.Send("g", fixclient.F(335, "ext"), fixclient.F(263, "0"), fixclient.F(336, "ACME")); err != nil {
 		t.Fatal(err)
 	}
