@@ -376,6 +376,11 @@ type operatorRow struct {
 type statusRow struct {
 	Symbol string `json:"symbol"`
 	Status string `json:"status"`
+	// Auction, in a volatility auction: what it is and when it uncrosses
+	// ("closing call extension until 16:32:00"); UncrossTo, in a call,
+	// where the Uncross (the admin API's resume) takes the instrument.
+	Auction   string `json:"auction,omitempty"`
+	UncrossTo string `json:"uncrossTo,omitempty"`
 }
 
 type operationsView struct {
@@ -391,7 +396,14 @@ func (c *Console) operationsView() operationsView {
 	byID := map[uint32]string{}
 	for _, in := range c.cfg.Ops.Instruments() {
 		st, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
-		v.Instruments = append(v.Instruments, statusRow{Symbol: in.Symbol, Status: st.Status.String()})
+		row := statusRow{Symbol: in.Symbol, Status: st.Status.String()}
+		if core.IsCall(st.Status) {
+			row.UncrossTo = st.UncrossTo().String()
+		}
+		if st.AuctionEndNs != 0 {
+			row.Auction = ops.AuctionKind(st.AuctionOf) + " until " + time.Unix(0, st.AuctionEndNs).UTC().Format(time.TimeOnly)
+		}
+		v.Instruments = append(v.Instruments, row)
 		byID[in.ID] = in.Symbol
 	}
 	bySession := map[uint16]string{}

@@ -816,16 +816,24 @@ func (o *Ops) instrumentInfo(in config.Instrument) InstrumentInfo {
 		Ask: price(st.AskTicks, st.AskQty), AskQty: st.AskQty, RestingOrders: st.RestingOrders,
 		BidQtyTotal: st.BidQtyTotal, AskQtyTotal: st.AskQtyTotal}
 	if st.AuctionEndNs != 0 {
-		info.Auction = auctionKinds[st.AuctionOf]
+		info.Auction = AuctionKind(st.AuctionOf)
 		info.AuctionEnd = time.Unix(0, st.AuctionEndNs).UTC().Format(time.RFC3339Nano)
 	}
 	return info
 }
 
-// auctionKinds names a volatility auction by the call it extends
-// (InstrumentInfo.Auction).
-var auctionKinds = map[venue.TradingStatus]string{venue.TradingStatusVolatilityAuction: "interruption",
-	venue.TradingStatusOpeningCall: "opening call extension", venue.TradingStatusClosingCall: "closing call extension"}
+// AuctionKind names a volatility auction by the call it extends
+// (InstrumentState.AuctionOf): "interruption" (of continuous trading),
+// "opening call extension" or "closing call extension".
+func AuctionKind(of venue.TradingStatus) string {
+	switch of {
+	case venue.TradingStatusOpeningCall:
+		return "opening call extension"
+	case venue.TradingStatusClosingCall:
+		return "closing call extension"
+	}
+	return "interruption"
+}
 
 var instrumentActions = map[string]venue.TradingStatus{
 	"halt": venue.TradingStatusHalted, "resume": venue.TradingStatusOpen, "close": venue.TradingStatusClosed}

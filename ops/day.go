@@ -1794,26 +1794,19 @@ func tradingStatusNamed(name string) (venue.TradingStatus, bool) {
 
 // resumeStatus is where resuming instrument in takes it (phaseMu held): a
 // halted instrument returns to the status of its group's phase (the last
-// phase change, else the schedule's phase now); one in a volatility
-// auction while its group is closed is in the closing call's extension
-// and closes (its uncross ends the day's trading early); any other, or
-// one without a schedule, opens (a call uncrosses, a volatility auction
-// ends).
+// phase change, else the schedule's phase now); one that is not halted,
+// or has no schedule, opens (a call uncrosses, a volatility auction ends),
+// but for the closing call's extension, which closes (UncrossTo).
 func (o *Ops) resumeStatus(in config.Instrument) venue.TradingStatus {
 	st, ok := o.monitor.Instrument(in.ID)
-	if !ok || (st.Status != venue.TradingStatusHalted && st.Status != venue.TradingStatusVolatilityAuction) ||
-		!o.cfg.Schedule.Enabled || o.plan == nil {
-		return venue.TradingStatusOpen
+	if !ok || st.Status != venue.TradingStatusHalted || !o.cfg.Schedule.Enabled || o.plan == nil {
+		return st.UncrossTo()
 	}
 	g, err := o.groupOf(&in)
 	if err != nil {
 		return venue.TradingStatusOpen
 	}
-	phase := o.groupPhase(g)
-	if st.Status == venue.TradingStatusVolatilityAuction && phase != venue.TradingStatusClosed {
-		return venue.TradingStatusOpen
-	}
-	return phase
+	return o.groupPhase(g)
 }
 
 // groupPhase is the status of group g's phase (phaseMu held): as last set,

@@ -112,6 +112,17 @@ type InstrumentState struct {
 	BidQtyTotal, AskQtyTotal int64
 }
 
+// UncrossTo is where an operator's resume takes an instrument in a call
+// that is not halted (the console's Uncross): Closed for the closing call's
+// extension, whose uncross ends the day's trading as the close would have,
+// else Open.
+func (st InstrumentState) UncrossTo() venue.TradingStatus {
+	if st.Status == venue.TradingStatusVolatilityAuction && st.AuctionOf == venue.TradingStatusClosingCall {
+		return venue.TradingStatusClosed
+	}
+	return venue.TradingStatusOpen
+}
+
 // instrumentSeed is what the monitor starts from for one instrument.
 type instrumentSeed struct {
 	status                      venue.TradingStatus

@@ -646,8 +646,8 @@ func closingCallVenue(t *testing.T) (*Server, *fixclient.Client) {
 // band 1.00 either side with volatility auctions of one second, on the
 // test's clock: the schedule, the control plane's timer and the FIX
 // gateway's command times all read it, so that a call's extension ends
-// when the test moves the clock, not before.
-func extendedDayVenue(t *testing.T) (set func(time.Duration), s *Server) {
+// when the test moves the clock, not before. extra is more configuration.
+func extendedDayVenue(t *testing.T, extra string) (set func(time.Duration), s *Server) {
 	t.Helper()
 	dayStart := time.Now().Truncate(compressedDayLength)
 	var clock atomic.Int64
@@ -658,7 +658,7 @@ func extendedDayVenue(t *testing.T) (set func(time.Duration), s *Server) {
 close = "8s"`, 1)+`
 [session_defaults]
 cancel_on_disconnect = false
-`)
+`+extra)
 	cfg.Journal.SnapshotInterval.Duration = 0
 	for i := range cfg.Instruments {
 		if cfg.Instruments[i].Symbol == "ACME" {
@@ -683,7 +683,7 @@ cancel_on_disconnect = false
 // and ACME opens.
 func TestScheduledOpeningCallExtended(t *testing.T) {
 	t.Parallel()
-	set, s := extendedDayVenue(t)
+	set, s := extendedDayVenue(t, "")
 	c := logon(t, s, "CLIENT1", true)
 	set(1500 * time.Millisecond) // the opening call
 	waitStatus(t, s, "ACME", "OpeningCall", readWait)
@@ -745,7 +745,7 @@ func expectExtensionUncrossed(t *testing.T, c *fixclient.Client, px, qty, subID,
 // opening again; the order at the close left over expires.
 func TestClosingCallExtensionEndedByOperator(t *testing.T) {
 	t.Parallel()
-	set, s := extendedDayVenue(t)
+	set, s := extendedDayVenue(t, "")
 	c := logon(t, s, "CLIENT1", true)
 	set(2500 * time.Millisecond) // open, through an empty opening call
 	waitStatus(t, s, "ACME", "Open", readWait)

@@ -281,6 +281,39 @@ func TestConsoleUncrossesACall(t *testing.T) {
 		return r !== null && r.textContent.includes("Open") && r.querySelector('button[data-action="uncross"]') === null; })()`)
 }
 
+// TestConsoleUncrossesAClosingCallExtension: ACME's closing call, whose
+// uncross would print outside its dynamic band, is extended at the
+// scheduled close. /operations names the extension and its end beside the
+// status, and its Uncross says it ends the extension and ACME closes (the
+// admin API's resume of it); confirmed, the closing uncross trades (625=4)
+// and the row shows ACME closed.
+func TestConsoleUncrossesAClosingCallExtension(t *testing.T) {
+	set, s := extendedDayVenue(t, "[admin.console]\nenabled = true\n")
+	c := logon(t, s, "CLIENT1", true)
+	set(2500 * time.Millisecond) // open
+	waitStatus(t, s, "ACME", "Open", readWait)
+	set(6500 * time.Millisecond) // the closing call
+	waitStatus(t, s, "ACME", "ClosingCall", readWait)
+	sendOrder(t, c, order{id: "buy", side: "1", qty: "4", px: "102.00", tif: "7"})
+	sendOrder(t, c, order{id: "sell", side: "2", qty: "4", px: "102.00"})
+	expectER(t, c, map[int]string{11: "buy", 150: "0"})
+	expectER(t, c, map[int]string{11: "sell", 150: "0"})
+	set(8500 * time.Millisecond) // the close: extended
+	waitStatus(t, s, "ACME", "VolatilityAuction", readWait)
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, "http://"+s.AdminAddr()+"/operations")
+	row := `#ops-instruments tr[data-symbol="ACME"]`
+	browsertest.WaitFor(t, ctx, "ACME's row names the extension", browsertest.Text(row)+`.includes("closing call extension until")`)
+	uncross := row + ` button[data-action="uncross"]`
+	browsertest.WaitFor(t, ctx, "the confirmation says ACME closes", fmt.Sprintf(`(() => { document.querySelector('%s').click();
+		const t = document.getElementById("confirm-text").textContent; document.getElementById("confirm-no").click();
+		return t.startsWith("Uncross ACME now (ends its closing call extension") && t.includes("then it is Closed)"); })()`, uncross))
+	confirmAction(t, ctx, aliceToken, "end the extension", uncross)
+	expectER(t, c, map[int]string{11: "buy", 150: "F", 31: "102.00", 32: "4", 625: "4"})
+	browsertest.WaitFor(t, ctx, "ACME closed, offered no uncross", `(() => { const r = document.querySelector('`+row+`');
+		return r !== null && r.textContent.includes("Closed") && r.querySelector('button[data-action="uncross"]') === null; })()`)
+}
+
 // TestConsoleOffersNoKillSwitchOnADropCopySession: a drop-copy session
 // enters no orders and has no kill switch (the API refuses a kill or a
 // reset naming it), so /operations offers its session actions but not

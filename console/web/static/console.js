@@ -219,15 +219,17 @@
       // A resume lifts a halt, and opens a closed instrument as the admin
       // API's does (README, "The admin API"); an instrument in a call it
       // uncrosses now and opens, ending a volatility auction early, say,
-      // or closes, ending a closing call's extension: offered as what it
-      // does there.
+      // or closes, ending a closing call's extension (uncrossTo): offered
+      // as what it does there.
       if (i.status === "Halted" || i.status === "Closed") td.appendChild(act("Resume", "Resume " + i.symbol, "POST", base + "resume", {}));
-      if (i.status === "OpeningCall" || i.status === "ClosingCall" || i.status === "VolatilityAuction") {
-        const then = i.status === "VolatilityAuction" ? "then it is Open, or Closed when it extends the closing call" : "then it is Open";
-        td.appendChild(act("Uncross", "Uncross " + i.symbol + " now (ends its " + i.status + ": its orders trade at one price, " + then + ")", "POST", base + "resume", {}));
+      if (i.uncrossTo) {
+        td.appendChild(act("Uncross", "Uncross " + i.symbol + " now (ends its " + (i.auction ? i.auction.replace(/ until .*/, "") : i.status) +
+          ": its orders trade at one price, then it is " + i.uncrossTo + ")", "POST", base + "resume", {}));
       }
       if (i.status !== "Halted") td.appendChild(act("Halt", "Halt " + i.symbol, "POST", base + "halt", {}));
-      const tr = row([i.symbol, statusCell(i.status), td]);
+      const st = statusCell(i.status);
+      if (i.auction) st.appendChild(el("span", "k", " " + i.auction));
+      const tr = row([i.symbol, st, td]);
       tr.dataset.symbol = i.symbol;
       return tr;
     });
