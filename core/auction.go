@@ -239,16 +239,6 @@ func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
 	}
 }
 
-// changePhaseStatus is changeStatus for a phase change (the schedule's, or
-// an operator's for a group): a call that would uncross outside the dynamic
-// band is extended instead (extendCall).
-func (m *Matcher) changePhaseStatus(in *instrument, status venue.TradingStatus) {
-	if (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) && m.extendCall(in) {
-		return
-	}
-	m.changeStatus(in, status)
-}
-
 // extendCall extends an opening or closing call that a phase change ends
 // when its uncross would trade further than the dynamic band
 // (VolatilityBandTicks) from the reference price, as a continuous order

@@ -118,11 +118,12 @@ func (m *Matcher) emitOperatorResult(c *venue.OperatorCommand, reason venue.Reje
 }
 
 // setStatusBy moves an instrument for an operator command: a phase change
-// may extend a call (changePhaseStatus); an operator's status for the
-// instrument itself ends a call, or its extension, now.
+// (the schedule's, or an operator's for a group) to Open or Closed extends
+// a call that would uncross outside the dynamic band instead (extendCall);
+// an operator's status for the instrument itself ends a call, or its
+// extension, now.
 func (m *Matcher) setStatusBy(in *instrument, status venue.TradingStatus, phase bool) {
-	if phase {
-		m.changePhaseStatus(in, status)
+	if phase && (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) && m.extendCall(in) {
 		return
 	}
 	m.changeStatus(in, status)
