@@ -2,8 +2,10 @@
 GO        ?= go
 BIN       := bin/fixvenue
 # PKGS and RACE_PKGS name the longest test binaries first: go test starts them in the order given
-# (two at a time), so listed in place they started late and ran alone at the end.
-PKGS      := ./cmd/fixvenue ./server ./...
+# (two at a time), so listed in place they started late and ran alone at the end. The server
+# package runs its tests in the race pass, all but those the detector cannot run (load runs,
+# allocation counts), which alone run in the first pass (scripts/test.sh).
+PKGS      := ./cmd/fixvenue ./...
 # Packages with goroutines, rings or sockets run under the race detector. The matcher (core)
 # and core/decimal are single-threaded, code and tests: under the detector their property
 # tests ran ten times as long (about 300 s of a CI run) and could find no race. In cmd/fixvenue

@@ -9,6 +9,11 @@
 # package listed before it are done, and the longest are listed first, so a line a minute names
 # the test binaries running.
 #
+# The server package, whose tests set the length of both passes (seven minutes each on two CPUs),
+# runs in the first pass only the tests that skip themselves under the race detector (load runs,
+# allocation counts: server/unraced_test.go), and every other test in the race pass alone, which
+# checks all the first pass would and more.
+#
 # Environment: GO, TESTTIMEOUT (each test binary's bound), PKGS, RACE_PKGS (as the Makefile
 # sets them); TESTPASSES=serial or parallel overrides the choice.
 # Exit status 0 only when both passes passed.
@@ -19,6 +24,11 @@ timeout=${TESTTIMEOUT:-30m}
 read -r -a pkgs <<<"${PKGS:-./...}"
 read -r -a race_pkgs <<<"${RACE_PKGS:?RACE_PKGS: the packages of the race pass}"
 plain=(test -count=1 -timeout "$timeout" "${pkgs[@]}")
+# The first pass runs the server package's unraced tests only when the race pass runs the rest.
+unraced_only=0
+for p in "${race_pkgs[@]}"; do
+  case $p in ./server | ./server/...) unraced_only=1 ;; esac
+done
 race=(test -count=1 -timeout "$timeout" -race "${race_pkgs[@]}")
 
 passes=${TESTPASSES:-}
@@ -66,13 +76,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# pass NAME ARGS...: one go test in the foreground, with the heartbeat.
+# pass NAME COMMAND...: one go test in the foreground, with the heartbeat.
 pass() {
   local name=$1 rc
   shift
   heartbeat "$name" &
   beat_pid=$!
-  "$go" "$@"
+  "$@"
   rc=$?
   kill "$beat_pid" 2>/dev/null
   beat_pid=
@@ -83,18 +93,18 @@ verdict() { if [ "$1" -eq 0 ]; then echo ok; else echo "FAILED (exit $1)"; fi; }
 
 if [ "$passes" = "serial" ]; then
   echo "== the first pass, then the race pass ($(nproc) CPUs; TESTPASSES=parallel runs them side by side)"
-  pass "the first pass" "${plain[@]}"
+  pass "the first pass" env "FIXVENUE_TEST_UNRACED_ONLY=$unraced_only" "$go" "${plain[@]}"
   plain_rc=$?
   echo "== race pass (-race ${race_pkgs[*]})"
-  pass "race pass" "${race[@]}"
+  pass "race pass" env -u FIXVENUE_TEST_UNRACED_ONLY "$go" "${race[@]}"
   race_rc=$?
 else
   log=$(mktemp "${TMPDIR:-/tmp}/fixvenue-race-pass.XXXXXX")
   echo "== the race pass runs alongside ($(nproc) CPUs); its output follows this pass's"
   # A session of its own, so that a stop ends its test binaries with it.
-  setsid "$go" "${race[@]}" >"$log" 2>&1 &
+  setsid env -u FIXVENUE_TEST_UNRACED_ONLY "$go" "${race[@]}" >"$log" 2>&1 &
   race_pid=$!
-  pass "the first pass" "${plain[@]}"
+  pass "the first pass" env "FIXVENUE_TEST_UNRACED_ONLY=$unraced_only" "$go" "${plain[@]}"
   plain_rc=$?
   echo "== race pass (-race ${race_pkgs[*]})"
   # What it has printed so far, then the rest as it comes, until it exits.

@@ -40,9 +40,10 @@ const newReportAllocsMax = 30
 // the reports a backlog builds in new messages (newReportAllocsMax), which the
 // venue counts.
 func TestAllocationsPerOrder(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("a 2.5 s load run, counted without the race detector")
+	if testing.Short() {
+		t.Skip("a 2.5 s load run")
 	}
+	skipUnderRace(t, "a 2.5 s load run, counted without the race detector")
 	cfg := testConfig(t, t.TempDir(), "")
 	s := startServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	lc := loadgen.DefaultConfig()

@@ -44,6 +44,10 @@ func TestMain(m *testing.M) {
 	// Every message a test reads from the venue with fixclient is one a
 	// validating FIX client accepts (internal/fixcheck).
 	fixclient.Check = fixcheck.Check
+	if err := selectUnracedOnly(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	browsertest.Close()
 	os.Exit(code)

@@ -143,9 +143,7 @@ func TestMassStatusEchoesOrderFields(t *testing.T) {
 // it loads the venue (and not under the race detector, which slows the
 // load run past a minute).
 func TestMassStatusOfManyOrdersStartsAtOnce(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a load run; the race detector slows it past a minute")
-	}
+	skipUnderRace(t, "a load run; the race detector slows it past a minute")
 	const orders = 160 * 256 // whole windows (below)
 	cfg := testConfig(t, t.TempDir(), "")
 	cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax = orders, orders

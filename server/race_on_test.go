@@ -2,7 +2,6 @@
 
 package server
 
-// raceEnabled skips the allocation count and the load runs under the race
-// detector, which allocates for its own bookkeeping and slows a load run
-// past its pace.
+// raceEnabled: the race detector is on. Tests skip themselves under it
+// through skipUnderRace (unracedTests), never on this constant alone.
 const raceEnabled = true
