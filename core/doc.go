@@ -327,6 +327,19 @@
 // UnknownSession, InvalidTransition); it is never an Apply error, because
 // an error stops the venue.
 //
+// OperatorCancelOrder cancels one live order for its owner (a client that
+// cannot reach the venue, an order the venue's operations must pull), with
+// the operator and the reason as an OperatorCommand has them: by OrderID
+// (in any session, or only in the one named), or by any ClOrdID the order
+// had in its session (a replaced ClOrdID, or a cancel's the matcher
+// recorded, names the order it became). The order is cancelled as a mass
+// cancel cancels it, with reason Operator: a resting, waiting (stop) or
+// iceberg order, in any trading status, a halt's included. Its
+// OperatorResult (action CancelOrder) names the order found, its session
+// and instrument; an order that has ended is TooLateToCancel, none found
+// UnknownOrder (a ClOrdID of a session the venue does not have:
+// UnknownSession), and nothing changes.
+//
 // # Adding instruments
 //
 // AddInstrument lists an instrument while the venue runs (addinstrument.go):

@@ -252,6 +252,9 @@ func (f *eventFormatter) text(ev []byte) string {
 		var e venue.OperatorResult
 		_ = e.WrapDecode(ev, 0)
 		fmt.Fprintf(&b, "operator-result %s %s reason=%s count=%d", e.Action(), f.sym(e.InstrumentID()), e.Reason(), e.Count())
+		if e.Action() == venue.OperatorActionTypeCancelOrder {
+			fmt.Fprintf(&b, " s=%d order=%d", e.FilterSessionIdx(), e.OrderID())
+		}
 	default:
 		if !f.riskText(&b, tid, ev) {
 			fmt.Fprintf(&b, "unknown event template %d", tid)

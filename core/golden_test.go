@@ -334,6 +334,12 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 	case "phase": // the schedule's phase change, or an operator's for a group
 		cmd = encodeOperator(s.buf[:], operatorArgs{seq: s.seq, ts: s.now, action: venue.OperatorActionTypeSetPhaseStatus,
 			status: parseTradingStatus(a.str("status", "open")), instrument: s.instrument(a)})
+	case "operator-cancel": // an operator's cancel of one order: by order= (in any session, or fs=), or by id= in session s=
+		fs := uint16(a.int("fs", massCancelAnySession))
+		if _, byID := a.get("id"); byID {
+			fs = session
+		}
+		cmd = encodeOperatorCancel(s.buf[:], s.seq, s.now, fs, uint64(a.int("order", 0)), a.str("id", ""))
 	case "tick":
 		cmd = encodeTick(s.buf[:], s.seq, s.now)
 	case "snapshot-cmd":

@@ -197,6 +197,8 @@ func (m *Matcher) applyOther(templateID uint16, cmd []byte) error {
 		return m.applyEndOfDay(cmd)
 	case venue.OperatorCommandTemplateID:
 		return m.applyOperatorCommand(cmd)
+	case venue.OperatorCancelOrderTemplateID:
+		return m.applyOperatorCancelOrder(cmd)
 	case venue.AddInstrumentTemplateID:
 		return m.applyAddInstrument(cmd)
 	case venue.RiskSetLimitTemplateID:

@@ -99,6 +99,78 @@ func (m *Matcher) operatorMassCancel(filterSession uint16, instrumentID uint32, 
 	return venue.RejectReasonNone, m.cancelMatching(filterSession, instrumentID, 0, account)
 }
 
+// applyOperatorCancelOrder applies an OperatorCancelOrder: an operator
+// cancels one live order for its owner (a client that cannot reach the
+// venue, an order the venue's operations must pull), as an OperatorCommand
+// is applied: refused, it changes nothing and its OperatorResult says why
+// (see "Operator commands" in doc.go).
+func (m *Matcher) applyOperatorCancelOrder(cmd []byte) error {
+	var c venue.OperatorCancelOrder
+	if err := c.WrapDecode(cmd, 0); err != nil {
+		return err
+	}
+	m.begin(c.Seq(), c.TimestampNs())
+	var key clOrdKey
+	keyLen := key.load(c.ClOrdIDArray()[:])
+	ri, reason := m.locateForOperator(c.FilterSessionIdx(), c.OrderID(), &key, keyLen)
+	var count uint32
+	if reason == venue.RejectReasonNone {
+		m.cancelQuiet(m.index.recs[ri].slot, venue.CancelReasonOperator, venue.OrdStatusCancelled)
+		count = 1
+	}
+	var e venue.OperatorResult
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetAction(venue.OperatorActionTypeCancelOrder)
+	e.SetReason(reason)
+	e.SetFilterSessionIdx(c.FilterSessionIdx())
+	if ri != noRec {
+		r := &m.index.recs[ri]
+		e.SetFilterSessionIdx(r.sessionIdx)
+		e.SetInstrumentID(r.instrumentID)
+		e.SetOrderID(r.orderID)
+	}
+	e.SetCount(count)
+	_ = e.SetOperator(c.Operator())
+	m.sink.Commit()
+	return nil
+}
+
+// locateForOperator finds the order an OperatorCancelOrder names: by
+// OrderID (in any session with massCancelAnySession, else in that one), or
+// by any ClOrdID it had in the session (a replaced ClOrdID, or a cancel's
+// that was refused, names the order's current record). It returns the
+// order's current record (noRec when none is known) and RejectReasonNone
+// when the order is live, TooLateToCancel when it has ended.
+func (m *Matcher) locateForOperator(session uint16, orderID uint64, key *clOrdKey, keyLen int) (recIdx, venue.RejectReason) {
+	ri := noRec
+	switch {
+	case orderID != 0:
+		ri = m.index.findOrder(orderID)
+		if ri != noRec && session != massCancelAnySession && m.index.recs[ri].sessionIdx != session {
+			ri = noRec
+		}
+	case keyLen > 0:
+		if int(session) >= len(m.sessions) {
+			return noRec, venue.RejectReasonUnknownSession
+		}
+		if ri = m.index.find(session, key, key.hashLen(keyLen, session)); ri != noRec && m.index.recs[ri].slot == noOrder {
+			// A ClOrdID the order had before: its current record.
+			if cur := m.index.findOrder(m.index.recs[ri].orderID); cur != noRec {
+				ri = cur
+			}
+		}
+	}
+	switch {
+	case ri == noRec:
+		return noRec, venue.RejectReasonUnknownOrder
+	case m.index.recs[ri].slot == noOrder:
+		return ri, venue.RejectReasonTooLateToCancel
+	}
+	return ri, venue.RejectReasonNone
+}
+
 func (m *Matcher) emitOperatorResult(c *venue.OperatorCommand, reason venue.RejectReason, count uint32) {
 	var e venue.OperatorResult
 	_ = e.WrapEncode(m.claim(), 0)

@@ -33,6 +33,21 @@ func encodeOperator(buf []byte, a operatorArgs) []byte {
 	return buf[:c.EncodedLength()]
 }
 
+// encodeOperatorCancel encodes an operator's OperatorCancelOrder: by
+// orderID, or by clOrdID in session.
+func encodeOperatorCancel(buf []byte, seq uint64, ts int64, session uint16, orderID uint64, clOrdID string) []byte {
+	var c venue.OperatorCancelOrder
+	mustEncode(c.WrapEncode(buf, 0))
+	c.SetSeq(seq)
+	c.SetTimestampNs(cmp.Or(ts, 1))
+	c.SetFilterSessionIdx(session)
+	c.SetOrderID(orderID)
+	mustEncode(c.SetClOrdIDString(clOrdID))
+	mustEncode(c.SetOperatorString("alice"))
+	mustEncode(c.SetReasonString("test"))
+	return buf[:c.EncodedLength()]
+}
+
 // withBand sets the reference price and percent of an encoded
 // OperatorCommand (a SetPriceBand's) and returns it.
 func withBand(cmd []byte, ref, pct int64) []byte {

@@ -653,6 +653,37 @@ func (g *commandGen) control() []byte {
 	return g.addInstrument()
 }
 
+// operatorCancel is an operator's cancel of one order, chosen from the
+// command's sequence number, not the generator's random source (whose
+// draws the other commands keep): mostly a live order's OrderID, else one
+// up to one past the last (live, ended or unknown), in any session or in the order's (or, one time
+// in four, in another), or one of the order's ClOrdIDs (a replaced one, or
+// a recorded cancel's, when it has such) in its session.
+func (g *commandGen) operatorCancel() []byte {
+	n := g.seq / 2
+	orderID := n % (g.model.lastOrder + 2)
+	if live := g.model.liveByOrderID(); len(live) > 0 && n%4 != 0 {
+		orderID = live[n%uint64(len(live))].orderID
+	}
+	session, clOrdID := uint16(0xFFFF), ""
+	var rec *refRecord
+	if key, ok := g.model.current[orderID]; ok {
+		rec = g.model.records[key]
+	}
+	switch {
+	case rec == nil:
+	case n%3 == 0:
+		session, clOrdID, orderID = rec.session, g.model.leastClOrdID(orderID, rec), 0
+	case n%4 == 1:
+		session = rec.session
+		if n%8 == 1 {
+			session = (session + 1) % uint16(g.cfg.SessionsMax)
+		}
+	}
+	g.last = fmt.Sprintf("operator cancel order %d session %d clOrdID %q", orderID, session, clOrdID)
+	return encodeOperatorCancel(g.buf[:], g.seq, g.now, session, orderID, clOrdID)
+}
+
 // operator is an operator's command: mostly a price band moved a little
 // (so that resting orders and stop prices are sometimes outside it), a
 // status for one instrument or all, a mass cancel; sometimes the end of the
@@ -692,6 +723,9 @@ func (g *commandGen) operator() []byte {
 	case r < 19:
 		a.action = venue.OperatorActionTypeSessionLogout + venue.OperatorActionType(g.rng.IntN(3)) // logout, disable, enable
 	default:
+		if g.seq%2 == 0 {
+			return g.operatorCancel()
+		}
 		a.action = venue.OperatorActionType(200)
 	}
 	g.last = fmt.Sprintf("operator %+v ref %d pct %d", a, ref, pct)

@@ -62,6 +62,74 @@ func (m *refModel) operator(c *venue.OperatorCommand) {
 	m.sink.Commit()
 }
 
+// operatorCancel is an operator's cancel of one order: by OrderID (in any
+// session, 0xFFFF, or the one named) or by any ClOrdID it had in its
+// session. A live order is cancelled (reason Operator); one that ended is
+// too late; the result names the order found, its session and instrument.
+func (m *refModel) operatorCancel(c *venue.OperatorCancelOrder) {
+	session := c.FilterSessionIdx()
+	reason := venue.RejectReasonNone
+	var rec *refRecord
+	switch {
+	case c.OrderID() != 0:
+		if key, ok := m.current[c.OrderID()]; ok {
+			if r := m.records[key]; r != nil && (session == 0xFFFF || r.session == session) {
+				rec = r
+			}
+		}
+	case len(c.ClOrdID()) > 0:
+		if int(session) >= m.cfg.SessionsMax {
+			reason = venue.RejectReasonUnknownSession
+			break
+		}
+		rec = m.records[refKey{session, string(c.ClOrdID())}]
+		if rec != nil && !rec.live {
+			if cur := m.records[m.current[rec.orderID]]; cur != nil {
+				rec = cur
+			}
+		}
+	}
+	var count uint32
+	switch {
+	case reason != venue.RejectReasonNone:
+	case rec == nil:
+		reason = venue.RejectReasonUnknownOrder
+	case !rec.live:
+		reason = venue.RejectReasonTooLateToCancel
+	default:
+		o := m.live[rec.orderID]
+		m.cancelLive(o, venue.CancelReasonOperator, venue.OrdStatusCancelled, o.clOrdID, "")
+		count = 1
+	}
+	var e venue.OperatorResult
+	m.begin(&e)
+	e.SetAction(venue.OperatorActionTypeCancelOrder)
+	e.SetReason(reason)
+	e.SetFilterSessionIdx(session)
+	if rec != nil {
+		e.SetFilterSessionIdx(rec.session)
+		e.SetInstrumentID(rec.instrument)
+		e.SetOrderID(rec.orderID)
+	}
+	e.SetCount(count)
+	_ = e.SetOperator(c.Operator())
+	m.sink.Commit()
+}
+
+// leastClOrdID is the least of the ClOrdIDs that name order orderID in its
+// session (rec, its current record): its current one, or one a replace or
+// a recorded cancel left. The least, so that a run is the same whatever
+// order the map gives.
+func (m *refModel) leastClOrdID(orderID uint64, rec *refRecord) string {
+	least := rec.clOrdID
+	for key, r := range m.records {
+		if r.orderID == orderID && key.session == rec.session && key.clOrdID < least {
+			least = key.clOrdID
+		}
+	}
+	return least
+}
+
 // operatorStatus moves one instrument, or every one (id 0, in configuration
 // order), to status; the status an instrument already has is no change,
 // and a command that changes nothing is refused. A phase change

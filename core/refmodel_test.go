@@ -154,6 +154,8 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 		ok = run(m, asOfToday(cmd, 36, venue.RiskControlBlockLength), m.riskControl)
 	case venue.OperatorCommandTemplateID:
 		ok = run(m, cmd, m.operator)
+	case venue.OperatorCancelOrderTemplateID:
+		ok = run(m, cmd, m.operatorCancel)
 	case venue.AddInstrumentTemplateID:
 		ok = run(m, cmd, m.addInstrument)
 	}

@@ -32,6 +32,7 @@ var codecs = sbetest.Codecs{
 	"MassCancelReport":       func() sbetest.Codec { return new(venue.MassCancelReport) },
 	"TradingStatusChanged":   func() sbetest.Codec { return new(venue.TradingStatusChanged) },
 	"OperatorCommand":        func() sbetest.Codec { return new(venue.OperatorCommand) },
+	"OperatorCancelOrder":    func() sbetest.Codec { return new(venue.OperatorCancelOrder) },
 	"OperatorResult":         func() sbetest.Codec { return new(venue.OperatorResult) },
 	"AddInstrument":          func() sbetest.Codec { return new(venue.AddInstrument) },
 	"InstrumentAdded":        func() sbetest.Codec { return new(venue.InstrumentAdded) },

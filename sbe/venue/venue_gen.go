@@ -130,6 +130,8 @@ func MessageName(templateID uint16) string {
 		return "Tick"
 	case 11:
 		return "OperatorCommand"
+	case 12:
+		return "OperatorCancelOrder"
 	case 40:
 		return "RiskSetLimit"
 	case 41:
@@ -201,7 +203,7 @@ func appendQuoted(dst, v []byte) []byte {
 // Every other message of the schema is an event.
 func IsCommand(templateID uint16) bool {
 	switch templateID {
-	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID, RiskSetLimitTemplateID, RiskControlTemplateID, AddInstrumentTemplateID:
+	case NewOrderTemplateID, CancelOrderTemplateID, ReplaceOrderTemplateID, MassCancelTemplateID, OrderStatusRequestTemplateID, SessionDisconnectedTemplateID, SetTradingStatusTemplateID, EndOfDayTemplateID, SnapshotTemplateID, TickTemplateID, OperatorCommandTemplateID, OperatorCancelOrderTemplateID, RiskSetLimitTemplateID, RiskControlTemplateID, AddInstrumentTemplateID:
 		return true
 	}
 	return false
@@ -280,6 +282,12 @@ func AppendText(dst, buf []byte, off int) ([]byte, error) {
 		return m.AppendText(dst), nil
 	case OperatorCommandTemplateID:
 		var m OperatorCommand
+		if err := m.WrapDecode(buf, off); err != nil {
+			return dst, err
+		}
+		return m.AppendText(dst), nil
+	case OperatorCancelOrderTemplateID:
+		var m OperatorCancelOrder
 		if err := m.WrapDecode(buf, off); err != nil {
 			return dst, err
 		}
@@ -956,6 +964,7 @@ const (
 	CancelReasonExpiry          CancelReason = 7
 	CancelReasonMarketRemainder CancelReason = 8
 	CancelReasonReplacedToZero  CancelReason = 9
+	CancelReasonOperator        CancelReason = 10
 	CancelReasonKillSwitch      CancelReason = 40
 	CancelReasonRiskLimit       CancelReason = 41
 )
@@ -981,6 +990,8 @@ func (v CancelReason) String() string {
 		return "MarketRemainder"
 	case CancelReasonReplacedToZero:
 		return "ReplacedToZero"
+	case CancelReasonOperator:
+		return "Operator"
 	case CancelReasonKillSwitch:
 		return "KillSwitch"
 	case CancelReasonRiskLimit:
@@ -992,7 +1003,7 @@ func (v CancelReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v CancelReason) Valid() bool {
 	switch v {
-	case CancelReasonClient, CancelReasonIocRemainder, CancelReasonFokNotFilled, CancelReasonSelfTrade, CancelReasonMassCancel, CancelReasonDisconnect, CancelReasonExpiry, CancelReasonMarketRemainder, CancelReasonReplacedToZero, CancelReasonKillSwitch, CancelReasonRiskLimit:
+	case CancelReasonClient, CancelReasonIocRemainder, CancelReasonFokNotFilled, CancelReasonSelfTrade, CancelReasonMassCancel, CancelReasonDisconnect, CancelReasonExpiry, CancelReasonMarketRemainder, CancelReasonReplacedToZero, CancelReasonOperator, CancelReasonKillSwitch, CancelReasonRiskLimit:
 		return true
 	}
 	return false
@@ -1155,6 +1166,7 @@ const (
 	OperatorActionTypeSessionEnable    OperatorActionType = 6
 	OperatorActionTypeSetPriceBand     OperatorActionType = 7
 	OperatorActionTypeSetPhaseStatus   OperatorActionType = 8
+	OperatorActionTypeCancelOrder      OperatorActionType = 9
 )
 
 // String returns the schema name of v, or OperatorActionType(n) for a value the schema does not define.
@@ -1176,6 +1188,8 @@ func (v OperatorActionType) String() string {
 		return "SetPriceBand"
 	case OperatorActionTypeSetPhaseStatus:
 		return "SetPhaseStatus"
+	case OperatorActionTypeCancelOrder:
+		return "CancelOrder"
 	}
 	return "OperatorActionType(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -1183,7 +1197,7 @@ func (v OperatorActionType) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v OperatorActionType) Valid() bool {
 	switch v {
-	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable, OperatorActionTypeSetPriceBand, OperatorActionTypeSetPhaseStatus:
+	case OperatorActionTypeSetTradingStatus, OperatorActionTypeEndOfDay, OperatorActionTypeMassCancel, OperatorActionTypeSessionLogout, OperatorActionTypeSessionDisable, OperatorActionTypeSessionEnable, OperatorActionTypeSetPriceBand, OperatorActionTypeSetPhaseStatus, OperatorActionTypeCancelOrder:
 		return true
 	}
 	return false
@@ -4193,6 +4207,325 @@ func (m *OperatorCommand) AppendText(dst []byte) []byte {
 
 // String returns the text form of m (AppendText).
 func (m *OperatorCommand) String() string { return string(m.AppendText(nil)) }
+
+// The constants of message "OperatorCancelOrder".
+const (
+	OperatorCancelOrderTemplateID  uint16 = 12
+	OperatorCancelOrderBlockLength int    = 148
+	// OperatorCancelOrderEncodedLength is the header plus the block.
+	OperatorCancelOrderEncodedLength int = MessageHeaderSize + OperatorCancelOrderBlockLength
+)
+
+// The offsets of the fields of message "OperatorCancelOrder", in bytes from the start
+// of its block: field F of a message wrapped at off starts at
+// off+MessageHeaderSize+OperatorCancelOrderFOffset.
+const (
+	OperatorCancelOrderSeqOffset              int = 0  // uint64
+	OperatorCancelOrderTimestampNsOffset      int = 8  // int64
+	OperatorCancelOrderFilterSessionIdxOffset int = 16 // uint16
+	OperatorCancelOrderReservedOffset         int = 18 // uint16
+	OperatorCancelOrderReserved2Offset        int = 20 // uint32
+	OperatorCancelOrderOrderIDOffset          int = 24 // uint64
+	OperatorCancelOrderClOrdIDOffset          int = 32 // char[36]
+	OperatorCancelOrderOperatorOffset         int = 68 // char[16]
+	OperatorCancelOrderReasonOffset           int = 84 // char[64]
+)
+
+// OperatorCancelOrder is a flyweight over message "OperatorCancelOrder" (template 12, a command).
+//
+// Operator: cancel one live order, by OrderID or by a session's ClOrdID, with who and why; answered by an OperatorResult of action CancelOrder.
+//
+// Its accessors index the header and block that Wrap checked, without a
+// test; on the zero value, or after a failed Wrap, they panic.
+type OperatorCancelOrder struct {
+	buf *[MessageHeaderSize + OperatorCancelOrderBlockLength]byte // the header and our block, or nil when not wrapped
+}
+
+// WrapEncode points m at off in buf, writes the message header there,
+// and zeroes the block.
+// It fails with sbe.ErrShortBuffer when buf is shorter than
+// off+OperatorCancelOrderEncodedLength, leaving m unwrapped and buf untouched.
+func (m *OperatorCancelOrder) WrapEncode(buf []byte, off int) error {
+	if off < 0 || len(buf)-off < OperatorCancelOrderEncodedLength {
+		m.buf = nil
+		return sbe.ErrShortBuffer
+	}
+	m.buf = (*[MessageHeaderSize + OperatorCancelOrderBlockLength]byte)(buf[off:])
+	putHeader((*[MessageHeaderSize]byte)(m.buf[:]), OperatorCancelOrderTemplateID, OperatorCancelOrderBlockLength)
+	clear(m.buf[MessageHeaderSize:])
+	return nil
+}
+
+// WrapDecode points m at the message whose header is at off in buf, after
+// checking the schema id, the template id, that the block is at least
+// OperatorCancelOrderBlockLength bytes and that buf holds it. On error m is left unwrapped.
+func (m *OperatorCancelOrder) WrapDecode(buf []byte, off int) error {
+	m.buf = nil
+	// The common case in one test, small enough to be inlined.
+	if b := checkedBlock(buf, off, OperatorCancelOrderTemplateID, OperatorCancelOrderBlockLength); b != nil {
+		m.buf = (*[MessageHeaderSize + OperatorCancelOrderBlockLength]byte)(b)
+		return nil
+	}
+	return decodeError(buf, off, OperatorCancelOrderTemplateID, OperatorCancelOrderBlockLength)
+}
+
+// DecodeOperatorCancelOrder returns a flyweight over the message at the start of buf when
+// WrapDecode(buf, 0) would accept it, and ok false otherwise (WrapDecode
+// then says why). It is WrapDecode for hot paths: small enough to be
+// inlined, and its result, a value, stays in a register.
+func DecodeOperatorCancelOrder(buf []byte) (m OperatorCancelOrder, ok bool) {
+	if !validMessage(buf, OperatorCancelOrderTemplateID, OperatorCancelOrderBlockLength) {
+		return OperatorCancelOrder{}, false
+	}
+	return OperatorCancelOrder{buf: (*[MessageHeaderSize + OperatorCancelOrderBlockLength]byte)(buf)}, true
+}
+
+// OverwriteOperatorCancelOrder writes the header of a OperatorCancelOrder at the start of buf and returns
+// a flyweight over it, like WrapEncode(buf, 0) but without zeroing the
+// block: the block keeps the bytes buf held, so it is for an encoder that
+// sets every field, reserved ones included, and saves the zeroing. ok is
+// false, and nothing written, when buf is shorter than OperatorCancelOrderEncodedLength.
+// Like DecodeOperatorCancelOrder it is inlined and its result stays in a register.
+func OverwriteOperatorCancelOrder(buf []byte) (m OperatorCancelOrder, ok bool) {
+	if len(buf) < OperatorCancelOrderEncodedLength {
+		return OperatorCancelOrder{}, false
+	}
+	m.buf = (*[MessageHeaderSize + OperatorCancelOrderBlockLength]byte)(buf)
+	// The header as one word: blockLength 148, templateId 12, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000c0094)
+	return m, true
+}
+
+// EncodedLength is the header plus the block length in the header (the
+// acting one when decoding, which may exceed ours for a newer sender),
+// or 0 when m is not wrapped.
+func (m *OperatorCancelOrder) EncodedLength() int {
+	if m.buf == nil {
+		return 0
+	}
+	return MessageHeaderSize + int(binary.LittleEndian.Uint16(m.buf[0:2]))
+}
+
+// Seq reads field "seq" (id 1) at offset 0 (uint64).
+func (m OperatorCancelOrder) Seq() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[8:16])
+}
+
+// SetSeq writes field "seq" (id 1).
+func (m OperatorCancelOrder) SetSeq(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[8:16], v)
+}
+
+// TimestampNs reads field "timestampNs" (id 2) at offset 8 (int64).
+func (m OperatorCancelOrder) TimestampNs() int64 {
+	b := m.buf
+	return int64(binary.LittleEndian.Uint64(b[16:24]))
+}
+
+// SetTimestampNs writes field "timestampNs" (id 2).
+func (m OperatorCancelOrder) SetTimestampNs(v int64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[16:24], uint64(v))
+}
+
+// FilterSessionIdx reads field "filterSessionIdx" (id 3) at offset 16 (uint16).
+//
+// by ClOrdID: the session whose ClOrdID it is; by OrderID: 0xFFFF, or the session that must own the order.
+func (m OperatorCancelOrder) FilterSessionIdx() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[24:26])
+}
+
+// SetFilterSessionIdx writes field "filterSessionIdx" (id 3).
+func (m OperatorCancelOrder) SetFilterSessionIdx(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[24:26], v)
+}
+
+// Reserved reads field "reserved" (id 4) at offset 18 (uint16).
+func (m OperatorCancelOrder) Reserved() uint16 {
+	b := m.buf
+	return binary.LittleEndian.Uint16(b[26:28])
+}
+
+// SetReserved writes field "reserved" (id 4).
+func (m OperatorCancelOrder) SetReserved(v uint16) {
+	b := m.buf
+	binary.LittleEndian.PutUint16(b[26:28], v)
+}
+
+// Reserved2 reads field "reserved2" (id 5) at offset 20 (uint32).
+func (m OperatorCancelOrder) Reserved2() uint32 {
+	b := m.buf
+	return binary.LittleEndian.Uint32(b[28:32])
+}
+
+// SetReserved2 writes field "reserved2" (id 5).
+func (m OperatorCancelOrder) SetReserved2(v uint32) {
+	b := m.buf
+	binary.LittleEndian.PutUint32(b[28:32], v)
+}
+
+// OrderID reads field "orderId" (id 6) at offset 24 (uint64).
+//
+// 0: by clOrdId.
+func (m OperatorCancelOrder) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[32:40])
+}
+
+// SetOrderID writes field "orderId" (id 6).
+func (m OperatorCancelOrder) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[32:40], v)
+}
+
+// ClOrdID returns field "clOrdId" (id 7) at offset 32 (char[36]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+//
+// orderId 0: any ClOrdID the order had (a replaced one names the order it became).
+func (m OperatorCancelOrder) ClOrdID() []byte {
+	v := m.buf[40:76:76]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ClOrdIDArray returns field "clOrdId" (id 7) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorCancelOrder) ClOrdIDArray() *[ClOrdIDLength]byte {
+	return (*[ClOrdIDLength]byte)(m.buf[40:76])
+}
+
+// SetClOrdID writes field "clOrdId" (id 7), padding it with NULs. A value longer than
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCancelOrder) SetClOrdID(v []byte) error {
+	if len(v) > ClOrdIDLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[40:76:76]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetClOrdIDString writes field "clOrdId" (id 7), padding it with NULs. A value longer than
+// ClOrdIDLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCancelOrder) SetClOrdIDString(v string) error {
+	if len(v) > ClOrdIDLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[40:76:76]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Operator returns field "operator" (id 8) at offset 68 (char[16]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OperatorCancelOrder) Operator() []byte {
+	v := m.buf[76:92:92]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// OperatorArray returns field "operator" (id 8) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorCancelOrder) OperatorArray() *[OperatorNameLength]byte {
+	return (*[OperatorNameLength]byte)(m.buf[76:92])
+}
+
+// SetOperator writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCancelOrder) SetOperator(v []byte) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[76:92:92]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetOperatorString writes field "operator" (id 8), padding it with NULs. A value longer than
+// OperatorNameLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCancelOrder) SetOperatorString(v string) error {
+	if len(v) > OperatorNameLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[76:92:92]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// Reason returns field "reason" (id 9) at offset 84 (char[64]) up to its first NUL, as a
+// sub-slice of the buffer: no copy, valid while the buffer is.
+func (m OperatorCancelOrder) Reason() []byte {
+	v := m.buf[92:156:156]
+	if i := bytes.IndexByte(v, 0); i >= 0 {
+		return v[:i:i]
+	}
+	return v
+}
+
+// ReasonArray returns field "reason" (id 9) whole, NUL padding included, as an array
+// over the buffer: for code that reads or writes it a word at a time.
+func (m OperatorCancelOrder) ReasonArray() *[OperatorReasonLength]byte {
+	return (*[OperatorReasonLength]byte)(m.buf[92:156])
+}
+
+// SetReason writes field "reason" (id 9), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCancelOrder) SetReason(v []byte) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[92:156:156]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// SetReasonString writes field "reason" (id 9), padding it with NULs. A value longer than
+// OperatorReasonLength bytes is refused with sbe.ErrValueTooLong and nothing is written.
+func (m OperatorCancelOrder) SetReasonString(v string) error {
+	if len(v) > OperatorReasonLength {
+		return sbe.ErrValueTooLong
+	}
+	field := m.buf[92:156:156]
+	clear(field[copy(field, v):])
+	return nil
+}
+
+// AppendText appends m as one line of text: "OperatorCancelOrder", then name=value for
+// every field in schema order (the schema's names; see the package doc
+// for how each kind of value is written).
+func (m *OperatorCancelOrder) AppendText(dst []byte) []byte {
+	dst = append(dst, "OperatorCancelOrder"...)
+	dst = append(dst, " seq="...)
+	dst = strconv.AppendUint(dst, uint64(m.Seq()), 10)
+	dst = append(dst, " timestampNs="...)
+	dst = time.Unix(0, int64(m.TimestampNs())).UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, " filterSessionIdx="...)
+	dst = strconv.AppendUint(dst, uint64(m.FilterSessionIdx()), 10)
+	dst = append(dst, " reserved="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " reserved2="...)
+	dst = strconv.AppendUint(dst, uint64(m.Reserved2()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
+	dst = append(dst, " clOrdId="...)
+	dst = appendQuoted(dst, m.ClOrdID())
+	dst = append(dst, " operator="...)
+	dst = appendQuoted(dst, m.Operator())
+	dst = append(dst, " reason="...)
+	dst = appendQuoted(dst, m.Reason())
+	return dst
+}
+
+// String returns the text form of m (AppendText).
+func (m *OperatorCancelOrder) String() string { return string(m.AppendText(nil)) }
 
 // The constants of message "RiskSetLimit".
 const (
@@ -8982,7 +9315,7 @@ func (m *TradingStatusChanged) String() string { return string(m.AppendText(nil)
 // The constants of message "OperatorResult".
 const (
 	OperatorResultTemplateID  uint16 = 110
-	OperatorResultBlockLength int    = 60
+	OperatorResultBlockLength int    = 68
 	// OperatorResultEncodedLength is the header plus the block.
 	OperatorResultEncodedLength int = MessageHeaderSize + OperatorResultBlockLength
 )
@@ -9001,11 +9334,12 @@ const (
 	OperatorResultOperatorOffset         int = 28 // char[16]
 	OperatorResultRefPriceTicksOffset    int = 44 // int64
 	OperatorResultBandPercentOffset      int = 52 // int64
+	OperatorResultOrderIDOffset          int = 60 // uint64
 )
 
 // OperatorResult is a flyweight over message "OperatorResult" (template 110).
 //
-// The outcome of an OperatorCommand; its other events (status changes, cancels) precede it.
+// The outcome of an OperatorCommand or an OperatorCancelOrder; its other events (status changes, cancels) precede it.
 //
 // Its accessors index the header and block that Wrap checked, without a
 // test; on the zero value, or after a failed Wrap, they panic.
@@ -9063,8 +9397,8 @@ func OverwriteOperatorResult(buf []byte) (m OperatorResult, ok bool) {
 		return OperatorResult{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OperatorResultBlockLength]byte)(buf)
-	// The header as one word: blockLength 60, templateId 110, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006e003c)
+	// The header as one word: blockLength 68, templateId 110, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1006e0044)
 	return m, true
 }
 
@@ -9232,6 +9566,20 @@ func (m OperatorResult) SetBandPercent(v int64) {
 	binary.LittleEndian.PutUint64(b[60:68], uint64(v))
 }
 
+// OrderID reads field "orderId" (id 11) at offset 60 (uint64).
+//
+// CancelOrder: the order found (0: none).
+func (m OperatorResult) OrderID() uint64 {
+	b := m.buf
+	return binary.LittleEndian.Uint64(b[68:76])
+}
+
+// SetOrderID writes field "orderId" (id 11).
+func (m OperatorResult) SetOrderID(v uint64) {
+	b := m.buf
+	binary.LittleEndian.PutUint64(b[68:76], v)
+}
+
 // AppendText appends m as one line of text: "OperatorResult", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -9257,6 +9605,8 @@ func (m *OperatorResult) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(m.RefPriceTicks()), 10)
 	dst = append(dst, " bandPercent="...)
 	dst = strconv.AppendInt(dst, int64(m.BandPercent()), 10)
+	dst = append(dst, " orderId="...)
+	dst = strconv.AppendUint(dst, uint64(m.OrderID()), 10)
 	return dst
 }
 
