@@ -20,7 +20,8 @@
 //     percentile plot, from the venue's HdrHistograms (package latency);
 //   - /operations: halt or resume an instrument, or uncross one in a
 //     call now (the admin API's resume, offered as "Uncross"), log out, disable or
-//     enable a session, cancel a session's orders, turn a session's kill
+//     enable a session, cancel a session's orders or one order (by a
+//     session's ClOrdID or its OrderID), turn a session's kill
 //     switch on or off (ops, "Risk"; the row shows a switch that is on
 //     and offers Reset then, Kill otherwise; not a drop-copy session's,
 //     which has none), each confirmed on the

@@ -15,7 +15,7 @@ import (
 // journal's snapshot file format, which adds the CRC) so that a restart
 // from that snapshot has the day's trades from before it. Little-endian:
 //
-//	magic u32 "FVCT" | version u32 (5) | dayNs i64 | instruments u32
+//	magic u32 "FVCT" | version u32 (6) | dayNs i64 | instruments u32
 //	per instrument, by id:
 //	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
 //	  volume i64 | ref i64 | close i64 | refIsClose u8
@@ -25,7 +25,8 @@ import (
 //	  reason u8 | session u16 | instrument u32 | count u32 | nameLen u8 | name
 //	  [action ActionRisk: riskAction u8 | scope u8 | limit u8 | result u8 |
 //	  value i64 | accountLen u8 | account | unnoted u8]
-//	  [action MassCancel: accountLen u8 | account (its filter) | unnoted u8]),
+//	  [action MassCancel: accountLen u8 | account (its filter) | unnoted u8]
+//	  [action CancelOrder: orderID u64 (0: none found)]),
 //	  oldest first
 //
 // An operator command's action is its venue.OperatorActionType, or
@@ -43,11 +44,11 @@ import (
 // version 4's risk command is unnoted when it names no operator, and its
 // MassCancel's account is taken as it is. An instrument of the state that
 // is not configured any more is skipped; a configured one the state lacks
-// starts empty.
+// starts empty. Versions 1 to 5 hold no CancelOrder (it did not exist).
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 5
+	stateVersion = 6
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -115,6 +116,9 @@ func (t *Tape) writeState(w io.Writer) error {
 			b = append(b, byte(len(account)))
 			b = append(b, account...)
 			b = append(b, boolByte(r.Unnoted))
+		}
+		if r.Action == venue.OperatorActionTypeCancelOrder {
+			b = binary.LittleEndian.AppendUint64(b, r.OrderID)
 		}
 		return b
 	})
@@ -267,6 +271,9 @@ func (t *Tape) Restore(r io.Reader) error {
 			if s.version >= 5 {
 				rec.Unnoted = s.flag("unnoted")
 			}
+		}
+		if rec.Action == venue.OperatorActionTypeCancelOrder && s.version >= 6 {
+			rec.OrderID = s.u64()
 		}
 		return rec
 	})

@@ -50,6 +50,9 @@ type OperatorRecord struct {
 	// Account is a MassCancel's account filter (empty: any account), from
 	// the command (Command): its OperatorResult names none.
 	Account string
+	// OrderID is a CancelOrder's order (0: none found); Session and
+	// Instrument are then its own.
+	OrderID uint64
 	// Unnoted says that what only the command says (a risk command's
 	// Operator, a MassCancel's Account) is unknown, and the row says so
 	// rather than show none: the tape had no note of the command when its
@@ -392,7 +395,7 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 		}
 	}
 	r := OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: e.Action(), Reason: e.Reason(),
-		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count()}
+		Session: e.FilterSessionIdx(), Instrument: e.InstrumentID(), Count: e.Count(), OrderID: e.OrderID()}
 	if e.Action() == venue.OperatorActionTypeMassCancel {
 		// The result names no account filter: the command does (Command).
 		n, noted := t.note(e.CauseSeq())

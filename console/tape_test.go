@@ -98,7 +98,19 @@ func TestTapeState(t *testing.T) {
 		e.SetAction(venue.RiskActionKill)
 		e.SetCancelledCount(4)
 	}))
-	if got := a.operatorRecords()[:2]; got[0].Risk.Action != venue.RiskActionKill || got[1].Risk.Account != "FUND" || got[1].Risk.Value != 40 {
+	// An operator's cancel of one order is kept with the order it found.
+	a.apply(cmdtest.Encode(t, make([]byte, 256), func(e *venue.OperatorResult) {
+		e.SetCauseSeq(202)
+		e.SetAction(venue.OperatorActionTypeCancelOrder)
+		e.SetFilterSessionIdx(1)
+		e.SetInstrumentID(2)
+		e.SetOrderID(77)
+		e.SetCount(1)
+	}))
+	if got := a.operatorRecords()[0]; got.Action != venue.OperatorActionTypeCancelOrder || got.OrderID != 77 || got.Session != 1 {
+		t.Fatalf("order cancel record %+v", got)
+	}
+	if got := a.operatorRecords()[1:3]; got[0].Risk.Action != venue.RiskActionKill || got[1].Risk.Account != "FUND" || got[1].Risk.Value != 40 {
 		t.Fatalf("risk records %+v", got)
 	}
 	var state bytes.Buffer

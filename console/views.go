@@ -458,6 +458,14 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 		return fmt.Sprintf("instrument id %d", r.Instrument)
 	case venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable, venue.OperatorActionTypeSessionEnable:
 		return bySession[r.Session]
+	case venue.OperatorActionTypeCancelOrder:
+		if r.OrderID == 0 {
+			if name := bySession[r.Session]; name != "" {
+				return "no such order of session " + name
+			}
+			return "no such order"
+		}
+		return fmt.Sprintf("order %d of session %s in %s", r.OrderID, bySession[r.Session], byID[r.Instrument])
 	case venue.OperatorActionTypeMassCancel:
 		var parts []string
 		if r.Session != ops.AnySession {

@@ -517,6 +517,8 @@ func CancelText(r venue.CancelReason) string {
 		return "market order remainder cancelled: no more liquidity within the price band"
 	case venue.CancelReasonReplacedToZero:
 		return "replaced to a quantity at or below the filled quantity"
+	case venue.CancelReasonOperator:
+		return "cancelled by the venue's operator"
 	case venue.CancelReasonKillSwitch:
 		return "cancelled by the kill switch"
 	case venue.CancelReasonRiskLimit:

@@ -64,6 +64,8 @@ type ActionResponse struct {
 	// operator halted: they stay halted, and a resume takes them to the
 	// group's phase.
 	StayHalted []string `json:"stay_halted,omitempty"`
+	// Order: the order an operator's cancel of one order cancelled.
+	Order *CancelledOrder `json:"order,omitempty"`
 }
 
 // InstrumentInfo is one row of GET /v1/instruments.
@@ -362,6 +364,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	mux.HandleFunc("POST /v1/instruments/{symbol}/{action}", o.auth(o.handleInstrumentAction))
 	mux.HandleFunc("POST /v1/instruments/{symbol}/band", o.auth(o.handleBand))
 	mux.HandleFunc("POST /v1/cancel", o.auth(o.handleCancel))
+	mux.HandleFunc("POST /v1/orders/cancel", o.auth(o.handleOrderCancel))
 	mux.HandleFunc("POST /v1/eod", o.auth(o.handleEndOfDay))
 	mux.HandleFunc("POST /v1/phase", o.auth(o.handlePhase))
 	mux.HandleFunc("GET /v1/sessions", o.authRead(o.handleSessions))
@@ -635,20 +638,28 @@ func refuse(w http.ResponseWriter, code int, errCode, format string, a ...any) {
 // within admin.body_bytes_max, with a reason the journal can hold.
 func (o *Ops) readAction(w http.ResponseWriter, r *http.Request) (actionRequest, bool) {
 	var req actionRequest
-	if !o.decodeBody(w, r, &req) {
+	if !o.decodeBody(w, r, &req) || !checkReason(w, req.Reason) {
 		return req, false
 	}
-	switch {
-	case strings.TrimSpace(req.Reason) == "":
-		refuse(w, http.StatusBadRequest, "no_reason", "give a reason: it is journaled with the action")
-	case len(req.Reason) > venue.OperatorReasonLength || strings.IndexFunc(req.Reason, nonPrintable) >= 0:
-		refuse(w, http.StatusBadRequest, "bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
-	case len(req.Account) > venue.AccountLength || strings.IndexFunc(req.Account, nonPrintable) >= 0:
+	if len(req.Account) > venue.AccountLength || strings.IndexFunc(req.Account, nonPrintable) >= 0 {
 		refuse(w, http.StatusBadRequest, "bad_account", "account must be at most %d printable ASCII characters", venue.AccountLength)
-	default:
-		return req, true
+		return req, false
 	}
-	return req, false
+	return req, true
+}
+
+// checkReason checks an action's reason, which the journal holds with it;
+// otherwise it answers 400 and reports false.
+func checkReason(w http.ResponseWriter, reason string) bool {
+	switch {
+	case strings.TrimSpace(reason) == "":
+		refuse(w, http.StatusBadRequest, "no_reason", "give a reason: it is journaled with the action")
+	case len(reason) > venue.OperatorReasonLength || strings.IndexFunc(reason, nonPrintable) >= 0:
+		refuse(w, http.StatusBadRequest, "bad_reason", "reason must be at most %d printable ASCII characters", venue.OperatorReasonLength)
+	default:
+		return true
+	}
+	return false
 }
 
 // decodeBody decodes a POST body strictly into v: one JSON object, known

@@ -15,7 +15,8 @@
 //
 // The admin API (api.go) lists instruments, sessions and status, and
 // changes trading status (one instrument, all, or a schedule group's
-// phase), price bands, cancels by session/account/instrument, ends the
+// phase), price bands, cancels by session/account/instrument or of one
+// order (ordercancel.go: by OrderID, or a session's ClOrdID), ends the
 // day, and logs out, disables or enables sessions; with the venue's Risk
 // (risk.go) it shows pre-trade risk per session and account and turns kill
 // switches on and off and changes limits. Input is checked before

@@ -49,6 +49,7 @@ var fuzzRoutes = []fuzzRoute{
 	{"/v1/phase", "", "", func(o *Ops) http.HandlerFunc { return o.handlePhase }, actionRequest{}},
 	{"/v1/sessions/C1/logout", "", "logout", func(o *Ops) http.HandlerFunc { return o.handleSessionAction }, reasonOnly{}},
 	{"/v1/sessions/C1/disable", "", "disable", func(o *Ops) http.HandlerFunc { return o.handleSessionAction }, reasonOnly{}},
+	{"/v1/orders/cancel", "", "", func(o *Ops) http.HandlerFunc { return o.handleOrderCancel }, orderCancelRequest{}},
 }
 
 // reasonOnly is the body a session action takes (the session is in the
@@ -164,6 +165,9 @@ func FuzzAdminBodies(f *testing.F) {
 	f.Add(uint8(9), []byte(`{"reason":"r","group":"main","phase":"open","instrument":"ACME"}`))
 	f.Add(uint8(10), []byte(`{"reason":"r","session":"C1"}`))
 	f.Add(uint8(11), []byte(`{"reason":"runaway client"}`))
+	f.Add(uint8(12), []byte(`{"reason":"client asked","order_id":"17"}`))
+	f.Add(uint8(12), []byte(`{"reason":"client asked","session":"C1","cl_ord_id":"abc-1"}`))
+	f.Add(uint8(12), []byte(`{"reason":"r","order_id":"17","session":"C1","cl_ord_id":"x"}`))
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		o, fake := fuzzOps(t)

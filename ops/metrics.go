@@ -44,7 +44,8 @@ func newMetrics(o *Ops, reg *prometheus.Registry) *metrics {
 	// alerts see an action or a transition that never happened.
 	for _, a := range []venue.OperatorActionType{venue.OperatorActionTypeSetTradingStatus, venue.OperatorActionTypeEndOfDay,
 		venue.OperatorActionTypeMassCancel, venue.OperatorActionTypeSessionLogout, venue.OperatorActionTypeSessionDisable,
-		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand, venue.OperatorActionTypeSetPhaseStatus} {
+		venue.OperatorActionTypeSessionEnable, venue.OperatorActionTypeSetPriceBand, venue.OperatorActionTypeSetPhaseStatus,
+		venue.OperatorActionTypeCancelOrder} {
 		m.actions.WithLabelValues(a.String(), resultName(venue.RejectReasonNone))
 	}
 	for _, k := range []schedule.Kind{schedule.PreOpen, schedule.Open, schedule.Close, schedule.EndOfDay, schedule.ClosingCall} {

@@ -86,6 +86,11 @@ type Result struct {
 	Action venue.OperatorActionType
 	Reason venue.RejectReason
 	Count  uint32
+	// OrderID, Session and Instrument: a CancelOrder's order, as the
+	// matcher found it (OrderID 0: none).
+	OrderID    uint64
+	Session    uint16
+	Instrument uint32
 	// TimestampNs is the command's time, as the matcher applied it.
 	TimestampNs int64
 }
@@ -387,7 +392,8 @@ func (m *Monitor) apply(ev []byte) {
 	case venue.OperatorResultTemplateID:
 		var e venue.OperatorResult
 		if e.WrapDecode(ev, 0) == nil {
-			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count(), TimestampNs: e.TimestampNs()}
+			r := Result{Seq: e.CauseSeq(), Action: e.Action(), Reason: e.Reason(), Count: e.Count(), TimestampNs: e.TimestampNs(),
+				OrderID: e.OrderID(), Session: e.FilterSessionIdx(), Instrument: e.InstrumentID()}
 			m.results[resultKey{r.Action, r.Reason}]++
 			if r.Action == venue.OperatorActionTypeEndOfDay {
 				m.endOfDay.Store(&r) // before resultSeq, which says it is applied

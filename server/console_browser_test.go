@@ -1267,3 +1267,36 @@ func cookieNames(t *testing.T, ctx context.Context, url string) []string {
 	}
 	return names
 }
+
+// TestConsoleCancelsOneOrder: /operations cancels one order by a session's
+// ClOrdID, as the admin API's POST /v1/orders/cancel does: the client hears
+// of it, the result names the order and the journal list shows it; an
+// unknown OrderID is refused with the API's words, and a form naming the
+// order twice sends nothing.
+func TestConsoleCancelsOneOrder(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "2", px: "99.00"})
+	o1 := expectER(t, c, map[int]string{11: "o1", 150: "0"})
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	fillForm := func(session, clOrdID, orderID string) {
+		t.Helper()
+		browsertest.WaitFor(t, ctx, "the form filled", fmt.Sprintf(`(() => { document.getElementById("co-session").value = %q;
+			document.getElementById("co-clordid").value = %q; document.getElementById("co-orderid").value = %q; return true; })()`,
+			session, clOrdID, orderID))
+	}
+	fillForm("CLIENT1", "o1", "12")
+	browsertest.WaitFor(t, ctx, "a form naming the order twice is refused before anything is sent", `(() => { document.getElementById("co-go").click();
+		return document.getElementById("confirm").hidden && document.getElementById("result").textContent.includes("not both (nothing was sent)"); })()`)
+	fillForm("CLIENT1", "o1", "")
+	confirmAction(t, ctx, aliceToken, "client asked by phone", "#co-go")
+	expectER(t, c, map[int]string{11: "o1", 150: "4", 39: "4", 58: "cancelled by the venue's operator"})
+	named := "order " + o1.Get(37) + " of CLIENT1 in ACME"
+	browsertest.WaitFor(t, ctx, "the result names the order", browsertest.Text("#result")+`.includes("CancelOrder: done by alice") && `+
+		browsertest.Text("#result")+fmt.Sprintf(`.includes(%q)`, named))
+	browsertest.WaitFor(t, ctx, "the journal list shows it", browsertest.Text("#journal")+fmt.Sprintf(`.includes(%q)`, "order "+o1.Get(37)+" of session CLIENT1 in ACME"))
+	fillForm("", "", "999999")
+	confirmAction(t, ctx, aliceToken, "no such order", "#co-go")
+	browsertest.WaitFor(t, ctx, "an unknown order is refused", browsertest.Text("#result")+`.includes("HTTP 404: no such order")`)
+}

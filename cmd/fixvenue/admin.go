@@ -40,6 +40,8 @@ commands (README "Operating the venue"):
   sessions                            sessions: logged on, address, sequence numbers, open orders against their bound (open_orders_max), kind (order or drop-copy)
   halt|resume|close SYMBOL|all --reason R
   cancel [--session C] [--account A] [--instrument S|all] --reason R
+  cancel-order --order-id N [--session C] | --session C --cl-ord-id ID --reason R
+                                      cancel one order for its owner (by its OrderID, or a ClOrdID it had)
   band SYMBOL --ref-price P --band-percent N --reason R
                                       move the reference price and price band
   instrument add SYMBOL --tick-size T --lot-size L --min-qty N --max-qty M --ref-price P --band-percent B
@@ -76,6 +78,7 @@ const (
 	optBand                                // --ref-price, --band-percent
 	optInstrument                          // instrument add's terms
 	optRisk                                // --session, --account, --limit, --value, --instrument
+	optOrder                               // --order-id, --session, --cl-ord-id: the order to cancel
 )
 
 // adminCommands are the admin commands by name: each one's synopsis, for its
@@ -85,14 +88,15 @@ var adminCommands = map[string]struct {
 	synopsis string
 	opts     adminOptions
 }{
-	"status":      {"status", 0},
-	"instruments": {"instruments", 0},
-	"sessions":    {"sessions", 0},
-	"halt":        {"halt SYMBOL|all --reason R", optReason},
-	"resume":      {"resume SYMBOL|all --reason R", optReason},
-	"close":       {"close SYMBOL|all --reason R", optReason},
-	"cancel":      {"cancel [--session C] [--account A] [--instrument S|all] --reason R", optReason | optCancel},
-	"band":        {"band SYMBOL --ref-price P --band-percent N --reason R", optReason | optBand},
+	"status":       {"status", 0},
+	"instruments":  {"instruments", 0},
+	"sessions":     {"sessions", 0},
+	"halt":         {"halt SYMBOL|all --reason R", optReason},
+	"resume":       {"resume SYMBOL|all --reason R", optReason},
+	"close":        {"close SYMBOL|all --reason R", optReason},
+	"cancel":       {"cancel [--session C] [--account A] [--instrument S|all] --reason R", optReason | optCancel},
+	"cancel-order": {"cancel-order --order-id N [--session C] | --session C --cl-ord-id ID --reason R", optReason | optOrder},
+	"band":         {"band SYMBOL --ref-price P --band-percent N --reason R", optReason | optBand},
 	"instrument": {"instrument add SYMBOL --tick-size T --lot-size L --min-qty N --max-qty M --ref-price P --band-percent B\n" +
 		"             [--id ID] [--status open|halted|closed] [--group G] --reason R", optReason | optBand | optInstrument},
 	"phase":   {"phase GROUP pre_open|open|closing_call|close --reason R", optReason},
@@ -124,6 +128,8 @@ type adminClient struct {
 	session string
 	account string
 	instr   string
+	orderID string
+	clOrdID string
 	refPx   string
 	bandPct int64
 	limit   string
@@ -193,6 +199,11 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&c.session, "session", "", "cancel the orders of this session (CompID)")
 		fs.StringVar(&c.account, "account", "", "cancel the orders of this account")
 		fs.StringVar(&c.instr, "instrument", "", "cancel the orders in this instrument (symbol, or all)")
+	}
+	if cmd.opts&optOrder != 0 {
+		fs.StringVar(&c.orderID, "order-id", "", "the order's OrderID (FIX 37)")
+		fs.StringVar(&c.session, "session", "", "the session (CompID) whose ClOrdID --cl-ord-id is; with --order-id, the session that must own the order")
+		fs.StringVar(&c.clOrdID, "cl-ord-id", "", "a ClOrdID (FIX 11) the order had in --session (a replaced one names the order it became)")
 	}
 	if cmd.opts&optRisk != 0 {
 		fs.StringVar(&c.session, "session", "", "the session (CompID): show (only it), kill, reset, limits")
@@ -486,6 +497,24 @@ func (c *adminClient) run(sub string, args []string) int {
 			}
 		}
 		return c.action("/v1/cancel", body)
+	case "cancel-order":
+		if !want(0, "the order as --order-id, or --session and --cl-ord-id") || !c.requireOne(sub, "order-id", "cl-ord-id") ||
+			!c.require(sub, "reason") {
+			return 2
+		}
+		if given := c.given(); given["order-id"] && given["cl-ord-id"] {
+			fmt.Fprintf(c.errOut, "%s %s: give --order-id or --cl-ord-id, not both\n", c.prog, sub)
+			return 2
+		} else if given["cl-ord-id"] && !c.require(sub, "session") {
+			return 2
+		}
+		body := map[string]string{"reason": c.reason}
+		for k, v := range map[string]string{"order_id": c.orderID, "session": c.session, "cl_ord_id": c.clOrdID} {
+			if v != "" {
+				body[k] = v
+			}
+		}
+		return c.action("/v1/orders/cancel", body)
 	case "band":
 		if !want(1, "one SYMBOL") || !c.require(sub, "ref-price", "band-percent", "reason") {
 			return 2
@@ -609,6 +638,9 @@ func (c *adminClient) actionBody(path string, body map[string]any) int {
 		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d%s)\n", res.Action, res.Result, res.Operator, res.Seq, affected)
 		if len(res.StayHalted) > 0 {
 			fmt.Fprintf(c.out, "halted, left halted until resumed (into the group's phase): %s\n", strings.Join(res.StayHalted, ", "))
+		}
+		if o := res.Order; o != nil {
+			fmt.Fprintf(c.out, "order %s of %s in %s cancelled\n", o.OrderID, o.Session, o.Instrument)
 		}
 		if e := res.EndOfDay; e != nil {
 			fmt.Fprintf(c.out, "end of day: %s expired (DAY, at the opening, at the close), snapshot seq %d, %s\n", plural(int64(e.Expired), "order"), e.SnapshotSeq, archivedText(e))

@@ -107,6 +107,9 @@ func TestAdminCLI(t *testing.T) {
 		{[]string{"cancel", "--session", "CLIENT1", "--instrument", "ACME", "--reason", "cli cancel"}, 0, "MassCancel: done by carol", ""},
 		{[]string{"cancel", "--account", "ACC1", "--reason", "cli cancel account"}, 0, "MassCancel: done", ""},
 		{[]string{"cancel", "--reason", "no filter"}, 2, "", "one of the options --session, --account, --instrument is required"},
+		{[]string{"cancel-order", "--session", "CLIENT1", "--reason", "x"}, 2, "", "one of the options --order-id, --cl-ord-id is required"},
+		{[]string{"cancel-order", "--cl-ord-id", "a", "--reason", "x"}, 2, "", "option --session is required"},
+		{[]string{"cancel-order", "--order-id", "1", "--session", "CLIENT1", "--cl-ord-id", "a", "--reason", "x"}, 2, "", "not both"},
 		{[]string{"disable", "CLIENT2", "--reason", "cli disable"}, 0, "SessionDisable: done by carol", ""},
 		{[]string{"sessions"}, 0, "CLIENT2   false      true", ""},
 		{[]string{"enable", "CLIENT2", "--reason", "cli enable"}, 0, "SessionEnable: done by carol", ""},
@@ -118,12 +121,30 @@ func TestAdminCLI(t *testing.T) {
 		// yet: said, not "no snapshot" beside the snapshot it wrote.
 		{[]string{"eod", "--reason", "cli eod"}, 0, " orders expired (DAY, at the opening, at the close), snapshot seq 10, nothing archived: snapshot 10 is not one a start would load until", ""},
 		{[]string{"phase", "equities", "open", "--reason", "no schedule here"}, 1, "", "unknown_group"},
+		{[]string{"cancel-order", "--order-id", "999999", "--reason", "cli no such order"}, 1, "", "unknown_order"},
 		{[]string{"explode"}, 2, "", "unknown command"},
 	} {
 		code, out, errs := admin(token, c.args...)
 		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errs, c.errs) {
 			t.Errorf("admin %v: exit %d\nstdout: %s\nstderr: %s\nwant exit %d, stdout with %q, stderr with %q", c.args, code, out, errs, c.code, c.out, c.errs)
 		}
+	}
+	// Cancel one order of a client's: the client hears of it.
+	oc := logOn(t, v.fixAddr, "CLIENT1")
+	defer oc.Close()
+	if err := oc.Send("D", fixclient.F(11, "cli-o1"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), fixclient.F(38, "1"),
+		fixclient.F(40, "2"), fixclient.F(44, "96.00"), fixclient.F(60, fixclient.Timestamp(time.Now()))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oc.Expect(10*time.Second, "8", map[int]string{11: "cli-o1", 150: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := admin(token, "cancel-order", "--session", "CLIENT1", "--cl-ord-id", "cli-o1", "--reason", "cli cancel order"); code != 0 ||
+		!strings.Contains(out, "CancelOrder: done by carol") || !strings.Contains(out, "of CLIENT1 in ACME cancelled") {
+		t.Fatalf("cancel-order: %d %s %s", code, out, errs)
+	}
+	if _, err := oc.Expect(10*time.Second, "8", map[int]string{11: "cli-o1", 150: "4", 58: "cancelled by the venue's operator"}); err != nil {
+		t.Fatal(err)
 	}
 	// Log a session out: its client sees the connection close.
 	fc := logOn(t, v.fixAddr, "CLIENT3")
@@ -166,7 +187,7 @@ func TestAdminCLI(t *testing.T) {
 		t.Fatalf("journal dump: %v\n%s", err, dump)
 	}
 	for _, reason := range []string{"cli halt", "again", "cli resume", "cli close", "cli cancel", "cli cancel account",
-		"cli disable", "cli enable", "cli band", "cli logout", "cli eod"} {
+		"cli disable", "cli enable", "cli band", "cli logout", "cli eod", "cli no such order", "cli cancel order"} {
 		if !strings.Contains(string(dump), fmt.Sprintf(`operator="carol" reason=%q`, reason)) {
 			t.Errorf("journal lacks the action %q", reason)
 		}

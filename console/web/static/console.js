@@ -302,7 +302,25 @@
       return;
     }
     out.className = "result ok";
-    out.textContent = j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")";
+    out.textContent = j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")" +
+      (j.order ? ": order " + j.order.order_id + " of " + j.order.session + " in " + j.order.instrument : "");
+  }
+
+  // cancelOrder asks to cancel the order the form names: by OrderID (in
+  // the session given, or any), or by a ClOrdID of the session's. The
+  // admin API checks what it is given; the form only says what is missing.
+  function cancelOrder() {
+    const session = $("#co-session").value.trim(), clOrdID = $("#co-clordid").value.trim(), orderID = $("#co-orderid").value.trim();
+    const out = $("#result");
+    const bad = (text) => { out.className = "result bad"; out.textContent = text; };
+    if (orderID !== "" && clOrdID !== "") return bad("name the order by its OrderID or by its ClOrdID, not both (nothing was sent)");
+    if (orderID !== "") {
+      const body = { order_id: orderID };
+      if (session !== "") body.session = session;
+      return ask("Cancel order " + orderID + (session !== "" ? " of " + session : ""), "POST", "/v1/orders/cancel", body);
+    }
+    if (clOrdID === "" || session === "") return bad("name the order: its OrderID, or its session and a ClOrdID it had (nothing was sent)");
+    ask("Cancel the order " + clOrdID + " of " + session, "POST", "/v1/orders/cancel", { session: session, cl_ord_id: clOrdID });
   }
 
   const topic = document.body.dataset.topic || "";
@@ -311,6 +329,7 @@
   if (!render) return;
   if (topic === "operations") {
     $("#confirm-yes").addEventListener("click", confirmed);
+    $("#co-go").addEventListener("click", cancelOrder);
     $("#confirm-no").addEventListener("click", () => { pending = null; $("#confirm").hidden = true; });
   }
   const init = $("#init");

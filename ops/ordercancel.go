@@ -1,0 +1,150 @@
+package ops
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
+)
+
+// orderCancelRequest is the body of POST /v1/orders/cancel: one order, by
+// its OrderID (FIX 37, optionally only in one session) or by a ClOrdID
+// (FIX 11) it had in its session, and why.
+type orderCancelRequest struct {
+	Reason  string `json:"reason"`
+	OrderID string `json:"order_id,omitempty"`
+	Session string `json:"session,omitempty"`
+	ClOrdID string `json:"cl_ord_id,omitempty"`
+}
+
+// CancelledOrder names the order an operator's cancel found (ActionResponse).
+type CancelledOrder struct {
+	OrderID    string `json:"order_id"`
+	Session    string `json:"session"`
+	Instrument string `json:"instrument"`
+}
+
+// OrderCancel is one operator's cancel of one order (CancelOrder): by
+// OrderID (Session AnySession: in any session), or by ClOrdID in Session.
+type OrderCancel struct {
+	OrderID  uint64
+	Session  uint16
+	ClOrdID  string
+	Operator string
+	Reason   string
+}
+
+// CancelOrder publishes an OperatorCancelOrder, waits until it is applied
+// and durable, and returns its result: the order's owner gets an
+// unsolicited cancel (reason Operator). A refused cancel (Result.Reason
+// UnknownOrder, UnknownSession or TooLateToCancel) changed nothing; it is
+// journaled all the same.
+func (o *Ops) CancelOrder(c OrderCancel) (Result, error) {
+	r, _, err := o.submitKeeping(func(slot []byte, cmdSeq uint64) error {
+		var m venue.OperatorCancelOrder
+		_ = m.WrapEncode(slot, 0)
+		m.SetSeq(cmdSeq)
+		m.SetTimestampNs(o.stampNs())
+		m.SetFilterSessionIdx(c.Session)
+		m.SetOrderID(c.OrderID)
+		// Lengths were checked by the caller (handleOrderCancel).
+		if err := m.SetClOrdIDString(c.ClOrdID); err != nil {
+			return err
+		}
+		_ = m.SetOperatorString(c.Operator)
+		_ = m.SetReasonString(c.Reason)
+		return nil
+	}, false)
+	if err != nil {
+		return r, err
+	}
+	if o.metrics != nil {
+		o.metrics.action(r)
+	}
+	o.log.Info("operator command", "seq", r.Seq, "action", venue.OperatorActionTypeCancelOrder.String(), "operator", c.Operator,
+		"reason", c.Reason, "result", resultName(r.Reason), "order_id", r.OrderID, "session", r.Session)
+	return r, nil
+}
+
+// handleOrderCancel is POST /v1/orders/cancel.
+func (o *Ops) handleOrderCancel(w http.ResponseWriter, r *http.Request) {
+	var req orderCancelRequest
+	if !o.decodeBody(w, r, &req) || !checkReason(w, req.Reason) {
+		return
+	}
+	c := OrderCancel{Session: AnySession, ClOrdID: req.ClOrdID, Operator: operatorOf(r), Reason: req.Reason}
+	switch {
+	case req.OrderID != "" && req.ClOrdID != "":
+		refuse(w, http.StatusBadRequest, "bad_body", "name the order by order_id, or by session and cl_ord_id, not both")
+		return
+	case req.OrderID != "":
+		id, err := strconv.ParseUint(req.OrderID, 10, 64)
+		if err != nil || id == 0 {
+			refuse(w, http.StatusBadRequest, "bad_order_id", "order_id must be an OrderID (37) the venue gave: a decimal number above 0")
+			return
+		}
+		c.OrderID = id
+	case req.ClOrdID != "":
+		if req.Session == "" {
+			refuse(w, http.StatusBadRequest, "no_session", "a cl_ord_id is a session's: name the session (its CompID)")
+			return
+		}
+		if len(req.ClOrdID) > venue.ClOrdIDLength || strings.IndexFunc(req.ClOrdID, nonPrintable) >= 0 {
+			refuse(w, http.StatusBadRequest, "bad_cl_ord_id", "cl_ord_id must be at most %d printable ASCII characters", venue.ClOrdIDLength)
+			return
+		}
+	default:
+		refuse(w, http.StatusBadRequest, "no_order", "name the order: order_id, or session and cl_ord_id")
+		return
+	}
+	if req.Session != "" {
+		s, ok := o.byCompID[req.Session]
+		if !ok {
+			refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", req.Session)
+			return
+		}
+		if s.DropCopy {
+			refuse(w, http.StatusBadRequest, "drop_copy_session", "session %s is a drop-copy session: it has no orders", req.Session)
+			return
+		}
+		c.Session = s.Idx
+	}
+	res, err := o.CancelOrder(c)
+	switch {
+	case err != nil:
+		o.answer(w, c.Operator, res, err, nil)
+	case res.Reason == venue.RejectReasonNone:
+		writeJSON(w, http.StatusOK, ActionResponse{Seq: res.Seq, Action: res.Action.String(), Operator: c.Operator, Result: "done",
+			Count: res.Count, Order: o.cancelledOrder(res)})
+	case res.Reason == venue.RejectReasonTooLateToCancel:
+		writeJSON(w, http.StatusConflict, apiError{Error: "the order has ended (filled, cancelled or expired): nothing to cancel (nothing changed)",
+			Code: "too_late", Seq: res.Seq})
+	case res.Reason == venue.RejectReasonUnknownOrder:
+		writeJSON(w, http.StatusNotFound, apiError{Error: "no such order: none with that order_id (in that session), or no order of the session " +
+			"had that cl_ord_id today (nothing changed)", Code: "unknown_order", Seq: res.Seq})
+	default:
+		o.answer(w, c.Operator, res, nil, nil)
+	}
+}
+
+// cancelledOrder names the order of a CancelOrder's result.
+func (o *Ops) cancelledOrder(r Result) *CancelledOrder {
+	c := &CancelledOrder{OrderID: strconv.FormatUint(r.OrderID, 10), Instrument: strconv.FormatUint(uint64(r.Instrument), 10)}
+	for _, s := range o.cfg.Sessions {
+		if s.Idx == r.Session {
+			c.Session = s.CompID
+		}
+	}
+	for _, in := range o.cfg.Instruments {
+		if in.ID == r.Instrument {
+			c.Instrument = in.Symbol
+		}
+	}
+	for _, in := range o.monitor.addedInstruments() {
+		if in.ID == r.Instrument {
+			c.Instrument = in.Symbol
+		}
+	}
+	return c
+}
