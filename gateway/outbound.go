@@ -379,9 +379,9 @@ func RejectText(r venue.RejectReason) string {
 	case venue.RejectReasonStopPxAtOrThroughMarket:
 		return "StopPx is at or through the last trade price: a buy stop must be above it, a sell stop below it"
 	case venue.RejectReasonAtTheOpeningOutsideCall:
-		return "TimeInForce 2 (at the opening) is accepted only during the opening call, and not on a stop order"
+		return "TimeInForce 2 (at the opening) is accepted only during the opening call or its extension, and not on a stop order"
 	case venue.RejectReasonAtTheCloseOutsideCall:
-		return "TimeInForce 7 (at the close) is accepted only during the closing call, and not on a stop order"
+		return "TimeInForce 7 (at the close) is accepted only during the closing call or its extension, and not on a stop order"
 	case venue.RejectReasonImmediateInCall:
 		return "IOC and FOK orders are not accepted during a call phase: nothing matches until the uncross"
 	case venue.RejectReasonStopLimitPriceWrongSide:
