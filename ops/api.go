@@ -368,6 +368,7 @@ func (o *Ops) listen(fixReady func() bool) error {
 	mux.HandleFunc("POST /v1/eod", o.auth(o.handleEndOfDay))
 	mux.HandleFunc("POST /v1/phase", o.auth(o.handlePhase))
 	mux.HandleFunc("GET /v1/sessions", o.authRead(o.handleSessions))
+	mux.HandleFunc("GET /v1/sessions/{comp_id}/orders", o.authRead(o.handleSessionOrders))
 	mux.HandleFunc("POST /v1/sessions/{comp_id}/{action}", o.auth(o.handleSessionAction))
 	mux.HandleFunc("GET /v1/risk", o.authRead(o.handleRiskView))
 	mux.HandleFunc("POST /v1/risk/{action}", o.auth(o.handleRiskAction))

@@ -13,7 +13,8 @@
 // new leader, its resting orders are a StandbyResting the follower kept
 // from the same events: Config.Standby).
 //
-// The admin API (api.go) lists instruments, sessions and status, and
+// The admin API (api.go) lists instruments, sessions (and a session's
+// open orders, from the Monitor) and status, and
 // changes trading status (one instrument, all, or a schedule group's
 // phase), price bands, cancels by session/account/instrument or of one
 // order (ordercancel.go: by OrderID, or a session's ClOrdID), ends the

@@ -1,10 +1,12 @@
 package ops
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"github.com/fixvenue/fixvenue/internal/await"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -526,4 +528,34 @@ func (m *Monitor) resultCounts() map[resultKey]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// OpenOrderView is one open order of a session as the monitor keeps it.
+type OpenOrderView struct {
+	OrderID      uint64
+	InstrumentID uint32
+	Side         venue.Side
+	PriceTicks   int64 // 0: a market order waiting for an uncross, or a stop order
+	LeavesQty    int64
+	// StopWaiting: a stop order waiting for its trigger, off the book.
+	StopWaiting bool
+}
+
+// OpenOrdersOf lists session idx's open orders (resting, or stops waiting
+// for their trigger) by OrderID, the first max of them, and how many it
+// has. It walks every open order of the venue under the monitor's lock and
+// copies the session's: an operator's call, not one for the order path's
+// rate.
+func (m *Monitor) OpenOrdersOf(idx uint16, max int) ([]OpenOrderView, int) {
+	m.mu.Lock()
+	out := make([]OpenOrderView, 0, m.bySession[idx])
+	for id, o := range m.orders {
+		if o.session == idx {
+			out = append(out, OpenOrderView{OrderID: id, InstrumentID: o.instrumentID, Side: o.side, PriceTicks: o.priceTicks,
+				LeavesQty: o.leavesQty, StopWaiting: o.waiting})
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b OpenOrderView) int { return cmp.Compare(a.OrderID, b.OrderID) })
+	return out[:min(len(out), max)], len(out)
 }

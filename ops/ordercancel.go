@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
@@ -136,15 +138,79 @@ func (o *Ops) cancelledOrder(r Result) *CancelledOrder {
 			c.Session = s.CompID
 		}
 	}
+	if in, ok := o.instrumentByID(r.Instrument); ok {
+		c.Instrument = in.Symbol
+	}
+	return c
+}
+
+// instrumentByID finds a configured or added instrument by its id.
+func (o *Ops) instrumentByID(id uint32) (config.Instrument, bool) {
 	for _, in := range o.cfg.Instruments {
-		if in.ID == r.Instrument {
-			c.Instrument = in.Symbol
+		if in.ID == id {
+			return in, true
 		}
 	}
 	for _, in := range o.monitor.addedInstruments() {
-		if in.ID == r.Instrument {
-			c.Instrument = in.Symbol
+		if in.ID == id {
+			return in, true
 		}
 	}
-	return c
+	return config.Instrument{}, false
+}
+
+// OpenOrdersMaxListed bounds the orders GET /v1/sessions/{comp_id}/orders
+// lists (its limit's default and largest value): the first by OrderID.
+const OpenOrdersMaxListed = 1000
+
+// OpenOrder is one row of GET /v1/sessions/{comp_id}/orders.
+type OpenOrder struct {
+	OrderID    string `json:"order_id"`
+	Instrument string `json:"instrument"`
+	Side       string `json:"side"`            // buy or sell
+	Price      string `json:"price,omitempty"` // none: a market order waiting for an uncross, or a stop order
+	LeavesQty  int64  `json:"leaves_qty"`
+	// StopWaiting: a stop order waiting for its trigger, off the book.
+	StopWaiting bool `json:"stop_waiting,omitempty"`
+}
+
+// SessionOrders is the answer of GET /v1/sessions/{comp_id}/orders.
+type SessionOrders struct {
+	Session string      `json:"session"`
+	Total   int         `json:"total"` // the session's open orders; Orders lists the first of them
+	Orders  []OpenOrder `json:"orders"`
+}
+
+// handleSessionOrders is GET /v1/sessions/{comp_id}/orders[?limit=N]: the
+// session's open orders by OrderID (the first N, OpenOrdersMaxListed by
+// default and at most), from the monitor's view, which the events keep.
+func (o *Ops) handleSessionOrders(w http.ResponseWriter, r *http.Request) {
+	s, ok := o.byCompID[r.PathValue("comp_id")]
+	if !ok {
+		refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", r.PathValue("comp_id"))
+		return
+	}
+	limit := OpenOrdersMaxListed
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > OpenOrdersMaxListed {
+			refuse(w, http.StatusBadRequest, "bad_limit", "limit must be a whole number from 1 to %d", OpenOrdersMaxListed)
+			return
+		}
+		limit = n
+	}
+	views, total := o.monitor.OpenOrdersOf(s.Idx, limit)
+	out := SessionOrders{Session: s.CompID, Total: total, Orders: make([]OpenOrder, 0, len(views))}
+	for _, v := range views {
+		row := OpenOrder{OrderID: strconv.FormatUint(v.OrderID, 10), Instrument: strconv.FormatUint(uint64(v.InstrumentID), 10),
+			Side: strings.ToLower(v.Side.String()), LeavesQty: v.LeavesQty, StopWaiting: v.StopWaiting}
+		if in, ok := o.instrumentByID(v.InstrumentID); ok {
+			row.Instrument = in.Symbol
+			if v.PriceTicks != 0 {
+				row.Price = string(decimal.FormatTicks(nil, v.PriceTicks, in.Tick))
+			}
+		}
+		out.Orders = append(out.Orders, row)
+	}
+	writeJSON(w, http.StatusOK, out)
 }

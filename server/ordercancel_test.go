@@ -18,6 +18,7 @@ import (
 // validating client accepts it, and its drop copy a copy; the journal holds
 // the command with the operator and the reason. Bad input journals nothing;
 // an order of another session, or one that has ended, changes nothing.
+// GET /v1/sessions/{comp_id}/orders lists what the operator may pull.
 func TestOperatorCancelsOneOrder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -37,6 +38,28 @@ func TestOperatorCancelsOneOrder(t *testing.T) {
 	expectER(t, c1, map[int]string{11: "a2", 41: "a1", 150: "5"})
 	sendOrder(t, c2, order{id: "s1", side: "2", qty: "3", px: "101.00"})
 	sell := expectER(t, c2, map[int]string{11: "s1", 150: "0"})
+
+	sendOrder(t, c1, order{id: "st1", side: "1", qty: "2", typ: "3", extra: []fixclient.Field{fixclient.F(99, "105.00")}})
+	stop := expectER(t, c1, map[int]string{11: "st1", 150: "0"})
+
+	// A session's open orders, as an operator sees them before pulling one.
+	var list ops.SessionOrders
+	if code := adminCall(t, s, "GET", "/v1/sessions/CLIENT1/orders", aliceToken, "", &list); code != 200 || list.Session != "CLIENT1" ||
+		list.Total != 2 || len(list.Orders) != 2 ||
+		list.Orders[0] != (ops.OpenOrder{OrderID: a.Get(37), Instrument: "ACME", Side: "buy", Price: "99.50", LeavesQty: 6}) ||
+		list.Orders[1] != (ops.OpenOrder{OrderID: stop.Get(37), Instrument: "ACME", Side: "buy", LeavesQty: 2, StopWaiting: true}) {
+		t.Fatalf("CLIENT1's orders: %d %+v", code, list)
+	}
+	if code := adminCall(t, s, "GET", "/v1/sessions/CLIENT1/orders?limit=1", aliceToken, "", &list); code != 200 || list.Total != 2 ||
+		len(list.Orders) != 1 || list.Orders[0].OrderID != a.Get(37) {
+		t.Fatalf("CLIENT1's first order: %d %+v", code, list)
+	}
+	for path, want := range map[string]int{"/v1/sessions/NOBODY/orders": 404, "/v1/sessions/CLIENT1/orders?limit=0": 400,
+		"/v1/sessions/CLIENT1/orders?limit=1001": 400} {
+		if code := adminCall(t, s, "GET", path, aliceToken, "", nil); code != want {
+			t.Errorf("GET %s: %d, want %d", path, code, want)
+		}
+	}
 
 	before := durableSeq(t, s)
 	for _, bad := range []struct {
@@ -77,7 +100,7 @@ func TestOperatorCancelsOneOrder(t *testing.T) {
 	if orig, ok := cancelled.Lookup(41); ok {
 		t.Errorf("the operator's cancel carries OrigClOrdID (41) %q: no cancel request of the client's is answered", orig)
 	}
-	dc1.readCopies(t, 3) // a1's New, the replace, the cancel
+	dc1.readCopies(t, 4) // a1's New, the replace, st1's New, the cancel
 	if got := dc1.inOrder(); got[len(got)-1].Get(150) != "4" || got[len(got)-1].Get(58) != "cancelled by the venue's operator" {
 		t.Errorf("DC1's last copy: %s, want the operator's cancel", got[len(got)-1])
 	}
@@ -99,6 +122,11 @@ func TestOperatorCancelsOneOrder(t *testing.T) {
 	}
 	if acme := instrumentsOf(t, s)["ACME"]; acme.RestingOrders != 0 {
 		t.Fatalf("ACME after the cancels: %+v", acme)
+	}
+	for comp, want := range map[string]int{"CLIENT1": 1, "CLIENT2": 0} { // CLIENT1's stop waits still
+		if code := adminCall(t, s, "GET", "/v1/sessions/"+comp+"/orders", aliceToken, "", &list); code != 200 || list.Total != want || len(list.Orders) != want {
+			t.Fatalf("%s's orders after the cancels: %d %+v", comp, code, list)
+		}
 	}
 
 	// The journal is the audit trail: who, why, which order.

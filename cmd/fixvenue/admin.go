@@ -38,6 +38,7 @@ commands (README "Operating the venue"):
   status                              venue status, next scheduled transition, last end of day since the start
   instruments                         instruments: status, last trade, best bid and offer, resting orders
   sessions                            sessions: logged on, address, sequence numbers, open orders against their bound (open_orders_max), kind (order or drop-copy)
+  orders COMPID [--limit N]           a session's open orders by OrderID (the first N, at most 1000): instrument, side, price, leaves
   halt|resume|close SYMBOL|all --reason R
   cancel [--session C] [--account A] [--instrument S|all] --reason R
   cancel-order --order-id N [--session C] | --session C --cl-ord-id ID --reason R
@@ -79,6 +80,7 @@ const (
 	optInstrument                          // instrument add's terms
 	optRisk                                // --session, --account, --limit, --value, --instrument
 	optOrder                               // --order-id, --session, --cl-ord-id: the order to cancel
+	optLimit                               // --limit: how many to list
 )
 
 // adminCommands are the admin commands by name: each one's synopsis, for its
@@ -91,6 +93,7 @@ var adminCommands = map[string]struct {
 	"status":       {"status", 0},
 	"instruments":  {"instruments", 0},
 	"sessions":     {"sessions", 0},
+	"orders":       {"orders COMPID [--limit N]", optLimit},
 	"halt":         {"halt SYMBOL|all --reason R", optReason},
 	"resume":       {"resume SYMBOL|all --reason R", optReason},
 	"close":        {"close SYMBOL|all --reason R", optReason},
@@ -130,6 +133,7 @@ type adminClient struct {
 	instr   string
 	orderID string
 	clOrdID string
+	listMax int
 	refPx   string
 	bandPct int64
 	limit   string
@@ -199,6 +203,9 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&c.session, "session", "", "cancel the orders of this session (CompID)")
 		fs.StringVar(&c.account, "account", "", "cancel the orders of this account")
 		fs.StringVar(&c.instr, "instrument", "", "cancel the orders in this instrument (symbol, or all)")
+	}
+	if cmd.opts&optLimit != 0 {
+		fs.IntVar(&c.listMax, "limit", ops.OpenOrdersMaxListed, "list at most this many, the lowest OrderIDs (1 to 1000)")
 	}
 	if cmd.opts&optOrder != 0 {
 		fs.StringVar(&c.orderID, "order-id", "", "the order's OrderID (FIX 37)")
@@ -477,6 +484,17 @@ func (c *adminClient) run(sub string, args []string) int {
 		}
 		var list []ops.SessionInfo
 		return c.call("GET", "/v1/sessions", nil, &list, func() { c.printSessions(list) })
+	case "orders":
+		if !want(1, "one COMPID") {
+			return 2
+		}
+		if c.listMax < 1 || c.listMax > ops.OpenOrdersMaxListed {
+			fmt.Fprintf(c.errOut, "%s orders: --limit must be from 1 to %d, got %d\n", c.prog, ops.OpenOrdersMaxListed, c.listMax)
+			return 2
+		}
+		var list ops.SessionOrders
+		return c.call("GET", "/v1/sessions/"+url.PathEscape(args[0])+"/orders?limit="+strconv.Itoa(c.listMax), nil, &list,
+			func() { c.printOrders(list) })
 	case "halt", "resume", "close":
 		if !want(1, "one SYMBOL (or all)") {
 			return 2
@@ -798,6 +816,26 @@ func (c *adminClient) printSessions(list []ops.SessionInfo) {
 			s.NextTargetSeq, openAgainstBound(s), s.MessagesPerSecond, s.OrdersPerSecond, s.CancelsPerSecond, kind)
 	}
 	w.Flush()
+}
+
+// printOrders prints a session's open orders, and how many it has when
+// the list holds fewer.
+func (c *adminClient) printOrders(list ops.SessionOrders) {
+	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ORDER ID\tINSTRUMENT\tSIDE\tPRICE\tLEAVES\tWAITING")
+	for _, o := range list.Orders {
+		waiting := ""
+		if o.StopWaiting {
+			waiting = "stop"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", o.OrderID, o.Instrument, o.Side, dash(o.Price), o.LeavesQty, dash(waiting))
+	}
+	w.Flush()
+	fmt.Fprintf(c.out, "%s: %s open", list.Session, plural(int64(list.Total), "order"))
+	if list.Total > len(list.Orders) {
+		fmt.Fprintf(c.out, ", the first %d listed", len(list.Orders))
+	}
+	fmt.Fprintln(c.out)
 }
 
 // openAgainstBound is a session's open orders against its bound

@@ -139,12 +139,32 @@ func TestAdminCLI(t *testing.T) {
 	if _, err := oc.Expect(10*time.Second, "8", map[int]string{11: "cli-o1", 150: "0"}); err != nil {
 		t.Fatal(err)
 	}
+	if code, out, errs := admin(token, "orders", "CLIENT1"); code != 0 || !regexp.MustCompile(`(?m)^\d+ +ACME +buy +96\.00 +1 +-$`).MatchString(out) ||
+		!strings.Contains(out, "CLIENT1: 1 order open") {
+		t.Fatalf("orders CLIENT1: %d\n%s%s", code, out, errs)
+	}
+	for _, bad := range []struct {
+		args []string
+		code int
+		errs string
+	}{
+		{[]string{"orders", "NOPE"}, 1, "unknown session"},
+		{[]string{"orders", "CLIENT1", "--limit", "0"}, 2, "--limit must be from 1 to 1000"},
+		{[]string{"orders"}, 2, "one COMPID"},
+	} {
+		if code, _, errs := admin(token, bad.args...); code != bad.code || !strings.Contains(errs, bad.errs) {
+			t.Errorf("admin %v: exit %d %s, want %d with %q", bad.args, code, errs, bad.code, bad.errs)
+		}
+	}
 	if code, out, errs := admin(token, "cancel-order", "--session", "CLIENT1", "--cl-ord-id", "cli-o1", "--reason", "cli cancel order"); code != 0 ||
 		!strings.Contains(out, "CancelOrder: done by carol") || !strings.Contains(out, "of CLIENT1 in ACME cancelled") {
 		t.Fatalf("cancel-order: %d %s %s", code, out, errs)
 	}
 	if _, err := oc.Expect(10*time.Second, "8", map[int]string{11: "cli-o1", 150: "4", 58: "cancelled by the venue's operator"}); err != nil {
 		t.Fatal(err)
+	}
+	if code, out, errs := admin(token, "orders", "CLIENT1"); code != 0 || !strings.Contains(out, "CLIENT1: 0 orders open") {
+		t.Fatalf("orders CLIENT1 after the cancel: %d\n%s%s", code, out, errs)
 	}
 	// Log a session out: its client sees the connection close.
 	fc := logOn(t, v.fixAddr, "CLIENT3")
