@@ -399,9 +399,7 @@ func (c *Client) handleUnsequenced() {
 		return
 	}
 	switch {
-	case next < c.expected && c.lines > 1 && c.lineEnd[c.line] != 0 && next >= c.lineEnd[c.line]:
-		// A line behind the other: it announces no less than it brought
-		// itself, so this is the same numbering, not a new one.
+	case next < c.expected && c.lines > 1 && c.lineBehind(next):
 		c.stats.StaleHeartbeats++
 	case next < c.expected && c.rd.SendingTimeNs < c.latestSeqTimeNs:
 		// Sent before a sequenced packet this client already has (a
@@ -444,6 +442,18 @@ func (c *Client) handleUnsequenced() {
 	if cb := c.cfg.Callbacks.OnHeartbeat; cb != nil {
 		cb(next, c.InSync() && next <= c.expected)
 	}
+}
+
+// lineBehind reports whether a heartbeat announcing next, less than the
+// client expects, is of a line behind the other, in the same numbering: it
+// announces no less than its own line brought, or its line has brought
+// nothing yet while the other has (a reader that lags, as one on a loaded
+// machine does, can take a heartbeat sent before the packets the other
+// line brought after them). A feed that numbers anew is told by the other
+// line's heartbeat, which announces less than that line brought.
+func (c *Client) lineBehind(next uint64) bool {
+	own, other := c.lineEnd[c.line], c.lineEnd[1-c.line]
+	return (own != 0 && next >= own) || (own == 0 && other != 0)
 }
 
 // handleSequenced applies, buffers or drops a sequenced packet.

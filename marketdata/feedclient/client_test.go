@@ -418,6 +418,36 @@ func TestHeartbeatOfALineBehind(t *testing.T) {
 	}
 }
 
+// TestHeartbeatOfALineThatBroughtNothingYet: with two lines, the first
+// datagram the lagging line brings may be a heartbeat sent before the
+// packets the other line brought since (its reader behind, on a loaded
+// machine), stamped later than them when the venue's clock and its events'
+// times differ. Its line brought nothing to measure it by: it is of the line
+// behind, not a feed that numbers anew, which the other line's heartbeat
+// would tell.
+func TestHeartbeatOfALineThatBroughtNothingYet(t *testing.T) {
+	f := newScriptFeed(t, 14)
+	c, _, _ := newRecordingClient(t, f)
+	c.lines = 2
+	for _, p := range f.step() {
+		c.handleLine(p, 0)
+	}
+	hb := f.heartbeat()
+	for _, p := range f.step() {
+		c.handleLine(p, 0) // line A brings the next packets
+	}
+	binary.LittleEndian.PutUint64(hb[16:], uint64(f.timeNs+1000))
+	c.handleLine(hb, 1) // line B's first datagram
+	compareModel(t, c, f)
+	if s := c.Stats(); s.Snapshots != 1 || s.StaleHeartbeats != 1 {
+		t.Fatalf("the first heartbeat of the line behind resynced: %+v", s)
+	}
+	c.handleLine(hb, 0) // the same on the line that brought more: a feed that went back
+	if s := c.Stats(); s.Snapshots != 2 {
+		t.Fatalf("a heartbeat announcing less than its own line brought did not resync: %+v", s)
+	}
+}
+
 // TestTailLossOnOneLineWaitsForTheOther: with two lines, a heartbeat
 // announcing messages the client lacks opens a gap that waits GapTimeout
 // for the other line to bring them (one line recovers at once, as nothing

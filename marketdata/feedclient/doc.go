@@ -82,9 +82,13 @@
 // still bring them), and one announcing less than the client expects, but
 // no less than its own line brought, is of a line behind the other
 // (StaleHeartbeats), not a feed numbering anew; one announcing less than
-// its own line brought is. Before a line brings its first packet after the
-// join (or after a snapshot behind what it brought: a feed that numbers
-// anew), its heartbeats are checked as with one line.
+// its own line brought is. A line that has brought no packet since the
+// join (or since a snapshot behind what it brought: a feed that numbers
+// anew) while the other has is behind it too: its reader lags (a loaded
+// machine), and the first datagram it brings can be a heartbeat sent
+// before the packets the other line brought; a feed that numbers anew is
+// told by the other line's heartbeat. While neither line has brought a
+// packet, heartbeats are checked as with one line.
 //
 // Limits: InstrumentsMax books, LevelsMax levels per side, ReorderPacketsMax
 // held packets, lineBuffers datagrams read ahead of the client, SeqAheadMax (a packet claiming a sequence further ahead is
