@@ -139,10 +139,11 @@ func (m *Matcher) applyOperatorCancelOrder(cmd []byte) error {
 
 // locateForOperator finds the order an OperatorCancelOrder names: by
 // OrderID (in any session with massCancelAnySession, else in that one), or
-// by any ClOrdID it had in the session (a replaced ClOrdID, or a cancel's
-// that was refused, names the order's current record). It returns the
-// order's current record (noRec when none is known) and RejectReasonNone
-// when the order is live, TooLateToCancel when it has ended.
+// by any ClOrdID it had in the session (a replaced ClOrdID, or a client
+// cancel's the matcher recorded, names the order's current record). It
+// returns the order's current record (noRec when none is known) and
+// RejectReasonNone when the order is live, TooLateToCancel when it has
+// ended.
 func (m *Matcher) locateForOperator(session uint16, orderID uint64, key *clOrdKey, keyLen int) (recIdx, venue.RejectReason) {
 	ri := noRec
 	switch {
