@@ -21,7 +21,9 @@
 //   - /operations: halt or resume an instrument, or uncross one in a
 //     call now (the admin API's resume, offered as "Uncross"), log out, disable or
 //     enable a session, cancel a session's orders or one order (by a
-//     session's ClOrdID or its OrderID), turn a session's kill
+//     session's ClOrdID or its OrderID, or from the session's open orders,
+//     which it lists when asked, not with each update: the listing walks
+//     the venue's open orders), turn a session's kill
 //     switch on or off (ops, "Risk"; the row shows a switch that is on
 //     and offers Reset then, Kill otherwise; not a drop-copy session's,
 //     which has none), each confirmed on the

@@ -1270,7 +1270,8 @@ func cookieNames(t *testing.T, ctx context.Context, url string) []string {
 
 // TestConsoleCancelsOneOrder: /operations cancels one order by a session's
 // ClOrdID, as the admin API's POST /v1/orders/cancel does: the client hears
-// of it, the result names the order and the journal list shows it; an
+// of it, the result names the order and the journal list shows it; it
+// lists a session's orders, each with a Cancel, read again after one; an
 // unknown OrderID is refused with the API's words, and a form naming the
 // order twice sends nothing.
 func TestConsoleCancelsOneOrder(t *testing.T) {
@@ -1278,6 +1279,8 @@ func TestConsoleCancelsOneOrder(t *testing.T) {
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "o1", side: "1", qty: "2", px: "99.00"})
 	o1 := expectER(t, c, map[int]string{11: "o1", 150: "0"})
+	sendOrder(t, c, order{id: "o2", side: "2", qty: "3", px: "101.00"})
+	o2 := expectER(t, c, map[int]string{11: "o2", 150: "0"})
 	ctx := browsertest.New(t)
 	browsertest.Open(t, ctx, base+"/operations")
 	fillForm := func(session, clOrdID, orderID string) {
@@ -1296,6 +1299,16 @@ func TestConsoleCancelsOneOrder(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the result names the order", browsertest.Text("#result")+`.includes("CancelOrder: done by alice") && `+
 		browsertest.Text("#result")+fmt.Sprintf(`.includes(%q)`, named))
 	browsertest.WaitFor(t, ctx, "the journal list shows it", browsertest.Text("#journal")+fmt.Sprintf(`.includes(%q)`, "order "+o1.Get(37)+" of session CLIENT1 in ACME"))
+	// The session's orders, listed on demand, each with a Cancel of its own;
+	// the list is read again after the cancel.
+	browsertest.WaitFor(t, ctx, "the list asked for", `(() => { document.getElementById("co-list").click(); return true; })()`)
+	o2row := `#co-orders tr[data-order="` + o2.Get(37) + `"]`
+	browsertest.WaitFor(t, ctx, "o2 listed", browsertest.Text(o2row)+`.includes("ACME") && `+browsertest.Text(o2row)+`.includes("sell") && `+
+		browsertest.Text(o2row)+`.includes("101.00") && `+browsertest.Text("#co-listed")+`.startsWith("CLIENT1: 1 open order (")`)
+	confirmAction(t, ctx, aliceToken, "pulled from the list", o2row+" button")
+	expectER(t, c, map[int]string{11: "o2", 150: "4", 58: "cancelled by the venue's operator"})
+	browsertest.WaitFor(t, ctx, "the list read again", browsertest.Text("#co-listed")+`.startsWith("CLIENT1: 0 open orders") && document.getElementById("co-orders").hidden && `+
+		browsertest.Text("#result")+fmt.Sprintf(`.includes(%q)`, "order "+o2.Get(37)+" of CLIENT1 in ACME"))
 	fillForm("", "", "999999")
 	confirmAction(t, ctx, aliceToken, "no such order", "#co-go")
 	browsertest.WaitFor(t, ctx, "an unknown order is refused", browsertest.Text("#result")+`.includes("HTTP 404: no such order")`)

@@ -263,6 +263,12 @@
     $("#confirm").hidden = false;
   }
 
+  // A token an HTTP header cannot carry (beyond Latin-1, or a control
+  // character, as a paste may bring) is never sent: fetch would refuse it
+  // with an error that reads as if the venue did not answer.
+  const unsendableToken = () => /[^\t\x20-\x7e\xa0-\xff]/.test($("#token").value);
+  const unsendableText = "the operator token holds a character an HTTP header cannot carry (nothing was sent): type or paste it again";
+
   async function confirmed() {
     const p = pending;
     pending = null;
@@ -271,11 +277,8 @@
     const body = Object.assign({ reason: $("#reason").value }, p.body);
     const out = $("#result");
     const bad = (text) => { out.className = "result bad"; out.textContent = text; };
-    // A token an HTTP header cannot carry (beyond Latin-1, or a control
-    // character, as a paste may bring) is never sent: fetch would refuse
-    // it with an error that reads as if the venue did not answer.
-    if (/[^\t\x20-\x7e\xa0-\xff]/.test($("#token").value)) {
-      bad("the operator token holds a character an HTTP header cannot carry (nothing was sent): type or paste it again");
+    if (unsendableToken()) {
+      bad(unsendableText);
       return;
     }
     let r, text;
@@ -304,6 +307,12 @@
     out.className = "result ok";
     out.textContent = j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")" +
       (j.order ? ": order " + j.order.order_id + " of " + j.order.session + " in " + j.order.instrument : "");
+    if (j.order && listed !== "") {
+      const text = out.textContent;
+      await listOrders(listed);
+      out.className = "result ok";
+      out.textContent = text;
+    }
   }
 
   // cancelOrder asks to cancel the order the form names: by OrderID (in
@@ -323,6 +332,46 @@
     ask("Cancel the order " + clOrdID + " of " + session, "POST", "/v1/orders/cancel", { session: session, cl_ord_id: clOrdID });
   }
 
+  // listOrders shows the first 100 open orders of the form's session
+  // (GET /v1/sessions/{session}/orders, with the token typed above), each
+  // with a Cancel of its own; fetched when asked and again after each
+  // cancel of an order, not with every update: it walks the venue's open
+  // orders.
+  let listed = "";
+  async function listOrders(session) {
+    const out = $("#result"), note = $("#co-listed"), table = $("#co-orders");
+    const bad = (text) => { out.className = "result bad"; out.textContent = text; };
+    if (session === "") return bad("name the session whose orders to show (nothing was sent)");
+    if (unsendableToken()) return bad(unsendableText);
+    let r, j;
+    try {
+      r = await fetch("/v1/sessions/" + encodeURIComponent(session) + "/orders?limit=100",
+        { headers: { "Authorization": "Bearer " + $("#token").value }, credentials: "omit" });
+      j = JSON.parse(await r.text());
+    } catch (e) {
+      return bad("no answer from the venue (" + e.message + "): is it running?");
+    }
+    if (!r.ok) return bad("HTTP " + r.status + ": " + j.error);
+    listed = session;
+    note.hidden = false;
+    note.textContent = j.session + ": " + j.total + " open order" + (j.total === 1 ? "" : "s") +
+      (j.total > j.orders.length ? ", the first " + j.orders.length + " listed" : "") + " (as of " + new Date().toISOString().substring(11, 19) + " UTC)";
+    const tb = $("#co-orders tbody");
+    tb.replaceChildren(...j.orders.map((o) => {
+      const td = el("td");
+      const b = el("button", "act", "Cancel");
+      b.type = "button";
+      b.dataset.action = "cancel";
+      b.addEventListener("click", () => ask("Cancel order " + o.order_id + " of " + j.session + " (" + o.side + " " + o.leaves_qty + " " + o.instrument +
+        (o.price ? " at " + o.price : "") + ")", "POST", "/v1/orders/cancel", { order_id: o.order_id, session: j.session }));
+      td.appendChild(b);
+      const tr = row([num(o.order_id), o.instrument, o.side + (o.stop_waiting ? " (stop, waiting)" : ""), num(o.price || "–"), num(o.leaves_qty), td]);
+      tr.dataset.order = o.order_id;
+      return tr;
+    }));
+    table.hidden = j.orders.length === 0;
+  }
+
   const topic = document.body.dataset.topic || "";
   const render = topic === "market" ? market : topic.startsWith("book-") ? book : topic === "sessions" ? sessions
     : topic === "latency" ? latency : topic === "operations" ? operations : null;
@@ -330,6 +379,7 @@
   if (topic === "operations") {
     $("#confirm-yes").addEventListener("click", confirmed);
     $("#co-go").addEventListener("click", cancelOrder);
+    $("#co-list").addEventListener("click", () => listOrders($("#co-session").value.trim()));
     $("#confirm-no").addEventListener("click", () => { pending = null; $("#confirm").hidden = true; });
   }
   const init = $("#init");
