@@ -1006,13 +1006,8 @@ func (o *Ops) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Session != "" {
-		s, ok := o.byCompID[req.Session]
+		s, ok := o.orderSession(w, req.Session)
 		if !ok {
-			refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", req.Session)
-			return
-		}
-		if s.DropCopy {
-			refuse(w, http.StatusBadRequest, "drop_copy_session", "session %s is a drop-copy session: it has no orders", req.Session)
 			return
 		}
 		a.Session = s.Idx

@@ -101,13 +101,8 @@ func (o *Ops) handleOrderCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Session != "" {
-		s, ok := o.byCompID[req.Session]
+		s, ok := o.orderSession(w, req.Session)
 		if !ok {
-			refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", req.Session)
-			return
-		}
-		if s.DropCopy {
-			refuse(w, http.StatusBadRequest, "drop_copy_session", "session %s is a drop-copy session: it has no orders", req.Session)
 			return
 		}
 		c.Session = s.Idx
@@ -128,6 +123,21 @@ func (o *Ops) handleOrderCancel(w http.ResponseWriter, r *http.Request) {
 	default:
 		o.answer(w, c.Operator, res, nil, nil)
 	}
+}
+
+// orderSession finds a session that enters orders, whose orders a cancel
+// may name; otherwise it answers 404 (unknown) or 400 (a drop-copy
+// session) and ok is false.
+func (o *Ops) orderSession(w http.ResponseWriter, compID string) (s Session, ok bool) {
+	if s, ok = o.byCompID[compID]; !ok {
+		refuse(w, http.StatusNotFound, "unknown_session", "unknown session %q", compID)
+		return s, false
+	}
+	if s.DropCopy {
+		refuse(w, http.StatusBadRequest, "drop_copy_session", "session %s is a drop-copy session: it has no orders", compID)
+		return s, false
+	}
+	return s, true
 }
 
 // cancelledOrder names the order of a CancelOrder's result.

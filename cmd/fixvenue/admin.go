@@ -508,13 +508,7 @@ func (c *adminClient) run(sub string, args []string) int {
 			!c.require(sub, "reason") {
 			return 2
 		}
-		body := map[string]string{"reason": c.reason}
-		for k, v := range map[string]string{"session": c.session, "account": c.account, "instrument": c.instr} {
-			if v != "" {
-				body[k] = v
-			}
-		}
-		return c.action("/v1/cancel", body)
+		return c.action("/v1/cancel", c.withReason(map[string]string{"session": c.session, "account": c.account, "instrument": c.instr}))
 	case "cancel-order":
 		if !want(0, "the order as --order-id, or --session and --cl-ord-id") || !c.requireOne(sub, "order-id", "cl-ord-id") ||
 			!c.require(sub, "reason") {
@@ -526,13 +520,7 @@ func (c *adminClient) run(sub string, args []string) int {
 		} else if given["cl-ord-id"] && !c.require(sub, "session") {
 			return 2
 		}
-		body := map[string]string{"reason": c.reason}
-		for k, v := range map[string]string{"order_id": c.orderID, "session": c.session, "cl_ord_id": c.clOrdID} {
-			if v != "" {
-				body[k] = v
-			}
-		}
-		return c.action("/v1/orders/cancel", body)
+		return c.action("/v1/orders/cancel", c.withReason(map[string]string{"order_id": c.orderID, "session": c.session, "cl_ord_id": c.clOrdID}))
 	case "band":
 		if !want(1, "one SYMBOL") || !c.require(sub, "ref-price", "band-percent", "reason") {
 			return 2
@@ -634,6 +622,18 @@ func (c *adminClient) missing(cmd, what string) bool {
 	c.fs.SetOutput(c.errOut)
 	c.fs.Usage()
 	return false
+}
+
+// withReason is a body of the options given (those not empty: the API
+// reads a name left out as empty) and the reason.
+func (c *adminClient) withReason(opts map[string]string) map[string]string {
+	body := map[string]string{"reason": c.reason}
+	for k, v := range opts {
+		if v != "" {
+			body[k] = v
+		}
+	}
+	return body
 }
 
 func (c *adminClient) action(path string, body map[string]string) int {
