@@ -268,29 +268,29 @@
   // with an error that reads as if the venue did not answer.
   const unsendableToken = () => /[^\t\x20-\x7e\xa0-\xff]/.test($("#token").value);
   const unsendableText = "the operator token holds a character an HTTP header cannot carry (nothing was sent): type or paste it again";
+  // bad shows what went wrong where an action's result goes.
+  const bad = (text) => { const out = $("#result"); out.className = "result bad"; out.textContent = text; };
 
-  async function confirmed() {
-    const p = pending;
-    pending = null;
-    $("#confirm").hidden = true;
-    if (!p) return;
-    const body = Object.assign({ reason: $("#reason").value }, p.body);
-    const out = $("#result");
-    const bad = (text) => { out.className = "result bad"; out.textContent = text; };
+  // callAPI makes one admin API call with the token typed on the page and
+  // returns its JSON answer, or null once it has said what went wrong
+  // (noAnswer: what to add when the venue did not answer).
+  async function callAPI(method, path, body, noAnswer) {
     if (unsendableToken()) {
       bad(unsendableText);
-      return;
+      return null;
+    }
+    const init = { method: method, headers: { "Authorization": "Bearer " + $("#token").value }, credentials: "omit" };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
     }
     let r, text;
     try {
-      r = await fetch(p.path, { method: p.method, headers: { "Authorization": "Bearer " + $("#token").value, "Content-Type": "application/json" },
-        body: JSON.stringify(body), credentials: "omit" });
+      r = await fetch(path, init);
       text = await r.text();
     } catch (e) {
-      // No answer: the venue stopped, or the connection broke. The call
-      // may or may not have been journaled: the journal list says.
-      bad("no answer from the venue (" + e.message + "): is it running? The journal list below shows whether the action was taken before you try again.");
-      return;
+      bad("no answer from the venue (" + e.message + "): is it running?" + noAnswer);
+      return null;
     }
     let j;
     try {
@@ -298,21 +298,32 @@
     } catch (e) {
       // Not the admin API's JSON (a proxy's or the HTTP server's own page).
       bad("HTTP " + r.status + ": " + (text.trim().substring(0, 200) || r.statusText));
-      return;
+      return null;
     }
     if (!r.ok) {
       bad("HTTP " + r.status + ": " + j.error);
-      return;
+      return null;
     }
-    out.className = "result ok";
-    out.textContent = j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")" +
+    return j;
+  }
+
+  async function confirmed() {
+    const p = pending;
+    pending = null;
+    $("#confirm").hidden = true;
+    if (!p) return;
+    // No answer: the venue stopped, or the connection broke. The call may
+    // or may not have been journaled: the journal list says.
+    const j = await callAPI(p.method, p.path, Object.assign({ reason: $("#reason").value }, p.body),
+      " The journal list below shows whether the action was taken before you try again.");
+    if (!j) return;
+    const done = j.action + ": " + j.result + " by " + j.operator + " (journal seq " + j.seq + ", count " + (j.count ?? j.cancelled) + ")" +
       (j.order ? ": order " + j.order.order_id + " of " + j.order.session + " in " + j.order.instrument : "");
-    if (j.order && listed !== "") {
-      const text = out.textContent;
-      await listOrders(listed);
-      out.className = "result ok";
-      out.textContent = text;
-    }
+    // A cancel of one order reads the session's list again, if one is shown.
+    if (j.order && listed !== "") await listOrders(listed);
+    const out = $("#result");
+    out.className = "result ok";
+    out.textContent = done;
   }
 
   // cancelOrder asks to cancel the order the form names: by OrderID (in
@@ -320,8 +331,6 @@
   // admin API checks what it is given; the form only says what is missing.
   function cancelOrder() {
     const session = $("#co-session").value.trim(), clOrdID = $("#co-clordid").value.trim(), orderID = $("#co-orderid").value.trim();
-    const out = $("#result");
-    const bad = (text) => { out.className = "result bad"; out.textContent = text; };
     if (orderID !== "" && clOrdID !== "") return bad("name the order by its OrderID or by its ClOrdID, not both (nothing was sent)");
     if (orderID !== "") {
       const body = { order_id: orderID };
@@ -339,19 +348,10 @@
   // orders.
   let listed = "";
   async function listOrders(session) {
-    const out = $("#result"), note = $("#co-listed"), table = $("#co-orders");
-    const bad = (text) => { out.className = "result bad"; out.textContent = text; };
+    const note = $("#co-listed"), table = $("#co-orders");
     if (session === "") return bad("name the session whose orders to show (nothing was sent)");
-    if (unsendableToken()) return bad(unsendableText);
-    let r, j;
-    try {
-      r = await fetch("/v1/sessions/" + encodeURIComponent(session) + "/orders?limit=100",
-        { headers: { "Authorization": "Bearer " + $("#token").value }, credentials: "omit" });
-      j = JSON.parse(await r.text());
-    } catch (e) {
-      return bad("no answer from the venue (" + e.message + "): is it running?");
-    }
-    if (!r.ok) return bad("HTTP " + r.status + ": " + j.error);
+    const j = await callAPI("GET", "/v1/sessions/" + encodeURIComponent(session) + "/orders?limit=100", undefined, "");
+    if (!j) return;
     listed = session;
     note.hidden = false;
     note.textContent = j.session + ": " + j.total + " open order" + (j.total === 1 ? "" : "s") +
