@@ -335,3 +335,26 @@ func BenchmarkOpenOrdersFindByClOrdID(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenOrdersCopy: the copy of a session's open orders that a mass
+// status takes under the lock outbound takes for every chunk of answers
+// (copyOf), at the default open_orders_max a session (262,144) and a
+// quarter of it.
+func BenchmarkOpenOrdersCopy(b *testing.B) {
+	for _, orders := range []int{1 << 16, 1 << 18} {
+		b.Run(fmt.Sprintf("orders=%d", orders), func(b *testing.B) {
+			v := newOpenOrders(1, orders)
+			changes := make([]openChange, 0, orders)
+			for i := range orders {
+				changes = append(changes, openChange{kind: openEntered, order: withClOrdID(uint64(i+1), fmt.Sprintf("CL-%08d", i))})
+			}
+			v.apply(changes)
+			b.ResetTimer()
+			for b.Loop() {
+				if got := v.copyOf(0, 0, nil); len(got) != orders {
+					b.Fatalf("%d orders", len(got))
+				}
+			}
+		})
+	}
+}
