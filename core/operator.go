@@ -118,21 +118,13 @@ func (m *Matcher) applyOperatorCancelOrder(cmd []byte) error {
 		m.cancelQuiet(m.index.recs[ri].slot, venue.CancelReasonOperator, venue.OrdStatusCancelled)
 		count = 1
 	}
-	var e venue.OperatorResult
-	_ = e.WrapEncode(m.claim(), 0)
-	e.SetCauseSeq(m.causeSeq)
-	e.SetTimestampNs(m.nowNs)
-	e.SetAction(venue.OperatorActionTypeCancelOrder)
-	e.SetReason(reason)
-	e.SetFilterSessionIdx(c.FilterSessionIdx())
+	session, instrumentID, orderID := c.FilterSessionIdx(), uint32(0), uint64(0)
 	if ri != noRec {
 		r := &m.index.recs[ri]
-		e.SetFilterSessionIdx(r.sessionIdx)
-		e.SetInstrumentID(r.instrumentID)
-		e.SetOrderID(r.orderID)
+		session, instrumentID, orderID = r.sessionIdx, r.instrumentID, r.orderID
 	}
-	e.SetCount(count)
-	_ = e.SetOperator(c.Operator())
+	e := m.operatorResult(venue.OperatorActionTypeCancelOrder, reason, session, instrumentID, count, c.Operator())
+	e.SetOrderID(orderID)
 	m.sink.Commit()
 	return nil
 }
@@ -173,21 +165,29 @@ func (m *Matcher) locateForOperator(session uint16, orderID uint64, key *clOrdKe
 }
 
 func (m *Matcher) emitOperatorResult(c *venue.OperatorCommand, reason venue.RejectReason, count uint32) {
-	var e venue.OperatorResult
-	_ = e.WrapEncode(m.claim(), 0)
-	e.SetCauseSeq(m.causeSeq)
-	e.SetTimestampNs(m.nowNs)
-	e.SetAction(c.Action())
-	e.SetReason(reason)
-	e.SetFilterSessionIdx(c.FilterSessionIdx())
-	e.SetInstrumentID(c.InstrumentID())
-	e.SetCount(count)
-	_ = e.SetOperator(c.Operator())
+	e := m.operatorResult(c.Action(), reason, c.FilterSessionIdx(), c.InstrumentID(), count, c.Operator())
 	if c.Action() == venue.OperatorActionTypeSetPriceBand && reason == venue.RejectReasonNone {
 		e.SetRefPriceTicks(c.RefPriceTicks())
 		e.SetBandPercent(c.BandPercent())
 	}
 	m.sink.Commit()
+}
+
+// operatorResult claims an OperatorResult and writes what every one says;
+// the caller adds its action's own fields and commits it.
+func (m *Matcher) operatorResult(action venue.OperatorActionType, reason venue.RejectReason, session uint16, instrumentID,
+	count uint32, operator []byte) venue.OperatorResult {
+	var e venue.OperatorResult
+	_ = e.WrapEncode(m.claim(), 0)
+	e.SetCauseSeq(m.causeSeq)
+	e.SetTimestampNs(m.nowNs)
+	e.SetAction(action)
+	e.SetReason(reason)
+	e.SetFilterSessionIdx(session)
+	e.SetInstrumentID(instrumentID)
+	e.SetCount(count)
+	_ = e.SetOperator(operator)
+	return e
 }
 
 // setStatusBy moves an instrument for an operator command: a phase change
