@@ -750,15 +750,26 @@ func (o *Ops) Do(a Action) (Result, error) {
 func (o *Ops) doLate(a Action) (r Result, late <-chan Result, err error) { return o.do(a, true) }
 
 func (o *Ops) do(a Action, keep bool) (Result, <-chan Result, error) {
-	r, late, err := o.submitKeeping(a.encode(o.stampFor(a)), keep)
+	return o.submitAction(a.encode(o.stampFor(a)), keep, a.Kind, a.Operator, a.Reason)
+}
+
+// submitAction submits an operator's command (encode writes it), waits
+// for its result as submitKeeping does, and counts and logs it: do's
+// OperatorCommand, CancelOrder's OperatorCancelOrder.
+func (o *Ops) submitAction(encode func(slot []byte, cmdSeq uint64) error, keep bool, kind venue.OperatorActionType,
+	operator, reason string) (Result, <-chan Result, error) {
+	r, late, err := o.submitKeeping(encode, keep)
 	if err != nil {
 		return r, late, err
 	}
 	if o.metrics != nil {
 		o.metrics.action(r)
 	}
-	o.log.Info("operator command", "seq", r.Seq, "action", a.Kind.String(), "operator", a.Operator, "reason", a.Reason,
-		"result", resultName(r.Reason), "count", r.Count)
+	attrs := []any{"seq", r.Seq, "action", kind.String(), "operator", operator, "reason", reason, "result", resultName(r.Reason), "count", r.Count}
+	if kind == venue.OperatorActionTypeCancelOrder {
+		attrs = append(attrs, "order_id", r.OrderID, "session", r.Session)
+	}
+	o.log.Info("operator command", attrs...)
 	return r, nil, nil
 }
 

@@ -43,7 +43,7 @@ type OrderCancel struct {
 // UnknownOrder, UnknownSession or TooLateToCancel) changed nothing; it is
 // journaled all the same.
 func (o *Ops) CancelOrder(c OrderCancel) (Result, error) {
-	r, _, err := o.submitKeeping(func(slot []byte, cmdSeq uint64) error {
+	r, _, err := o.submitAction(func(slot []byte, cmdSeq uint64) error {
 		var m venue.OperatorCancelOrder
 		_ = m.WrapEncode(slot, 0)
 		m.SetSeq(cmdSeq)
@@ -57,16 +57,8 @@ func (o *Ops) CancelOrder(c OrderCancel) (Result, error) {
 		_ = m.SetOperatorString(c.Operator)
 		_ = m.SetReasonString(c.Reason)
 		return nil
-	}, false)
-	if err != nil {
-		return r, err
-	}
-	if o.metrics != nil {
-		o.metrics.action(r)
-	}
-	o.log.Info("operator command", "seq", r.Seq, "action", venue.OperatorActionTypeCancelOrder.String(), "operator", c.Operator,
-		"reason", c.Reason, "result", resultName(r.Reason), "order_id", r.OrderID, "session", r.Session)
-	return r, nil
+	}, false, venue.OperatorActionTypeCancelOrder, c.Operator, c.Reason)
+	return r, err
 }
 
 // handleOrderCancel is POST /v1/orders/cancel.
