@@ -153,8 +153,9 @@ func (s *Snapshotter) run() {
 	defer close(s.done)
 	for seq := range s.jobs {
 		if err := s.persist(seq); err != nil {
-			s.stats.Failed.Add(1)
+			// Logged before counted: an alert on the count finds the line.
 			s.cfg.Logger.Error("journal: snapshot not written", "seq", seq, "err", err)
+			s.stats.Failed.Add(1)
 		}
 		s.busy.Store(false)
 	}

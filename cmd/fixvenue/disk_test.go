@@ -121,12 +121,9 @@ func TestSnapshotStateFailuresAreCounted(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, line := range strings.Split(v.logs(), "\n") {
-		if strings.Contains(line, `msg="journal: snapshot not written"`) && strings.Contains(line, "state=console") {
-			return
-		}
-	}
-	t.Fatalf("no log line names the console state that was not written:\n%s", lastLines(v.logs(), 20))
+	v.waitLogLine(t, "a log line naming the console state that was not written", func(line string) bool {
+		return strings.Contains(line, `msg="journal: snapshot not written"`) && strings.Contains(line, "state=console")
+	})
 }
 
 // TestFIXStoreRemovedUnderTheVenueHalts: the FIX store directory removed

@@ -184,11 +184,7 @@ func TestEventsTailFromOnAnEmptyStream(t *testing.T) {
 func TestServeLogNamesTheEmbeddedNATS(t *testing.T) {
 	v := startVenue(t, writeVenueConfig(t, t.TempDir(), "%s", exportTOML))
 	want := "embedded_nats=" + v.ready.NATSURL
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(v.logs(), want); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the log does not say %q:\n%s", want, v.logs())
-		}
-	}
+	v.waitLogLine(t, "the log saying "+want, func(line string) bool { return strings.Contains(line, want) })
 }
 
 // TestEventsVerifyBesideATradingVenue: `events verify` run while orders

@@ -198,6 +198,21 @@ func (v *venueProc) logs() string {
 	return v.log.String()
 }
 
+// waitLogLine waits until a line of the log matches: the log reaches the
+// test through a pipe a goroutine reads, so a line the venue wrote before
+// a metric or an answer the test saw may still be on its way.
+func (v *venueProc) waitLogLine(t *testing.T, what string, match func(line string) bool) {
+	t.Helper()
+	eventually(t, what, func() error {
+		for _, line := range strings.Split(v.logs(), "\n") {
+			if match(line) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no such line in:\n%s", lastLines(v.logs(), 20))
+	})
+}
+
 // stop sends SIGTERM and waits up to 30 s for the venue to exit.
 func (v *venueProc) stop(t *testing.T) {
 	t.Helper()
