@@ -187,6 +187,16 @@ func startVenue(t *testing.T, cfgPath string, extra ...string) *venueProc {
 			t.Fatalf("fixvenue did not start in 60 s:\n%s", v.logs())
 		}
 	}
+	// The ready file is written after the line that says the venue serves,
+	// and the log reaches the test through a pipe: once that line is read,
+	// so is everything the start logged (loaded snapshots, warnings).
+	for !strings.Contains(v.logs(), "fixvenue: FIX 4.4 on ") && !strings.Contains(v.logs(), "fixvenue: cluster node ") {
+		if time.Now().After(deadline) {
+			v.kill()
+			t.Fatalf("fixvenue wrote its ready file, but its log never said it serves:\n%s", v.logs())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	v.fixAddr = v.ready.FIXAddr
 	t.Cleanup(v.kill)
 	return v
