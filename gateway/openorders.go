@@ -339,6 +339,27 @@ func (v *openOrders) find(session uint16, orderID uint64, clOrdID []byte) (openO
 	return o, ok
 }
 
+// ClOrdIDs returns the ClOrdID each of a session's orders has in the view
+// ("" for one it does not hold: ended, or not yet durable), for an
+// operator's listing of the session's orders: one hold of the view's lock
+// for all of them, so ids should be few (ops.OpenOrdersMaxListed).
+func (g *Gateway) ClOrdIDs(idx uint16, ids []uint64) []string {
+	v := g.open
+	out := make([]string, len(ids))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if int(idx) >= len(v.bySession) {
+		return out
+	}
+	orders := v.bySession[idx]
+	for i, id := range ids {
+		if o, ok := orders[id]; ok {
+			out[i] = string(o.ClOrdID())
+		}
+	}
+	return out
+}
+
 // HasDayOrders reports whether session idx may have a live DAY order, as
 // the view has it: the orders seeded from the matcher's books at start and
 // changed since by the durable commands' events. A session that has not

@@ -62,9 +62,10 @@ type reasonOnly struct {
 // logged on and enabled, so that a logout and a disable reach the venue.
 type fuzzSessions struct{}
 
-func (fuzzSessions) SessionState(uint16) SessionState { return SessionState{LoggedOn: true} }
-func (fuzzSessions) Logout(uint16)                    {}
-func (fuzzSessions) SetDisabled(uint16, bool)         {}
+func (fuzzSessions) SessionState(uint16) SessionState         { return SessionState{LoggedOn: true} }
+func (fuzzSessions) Logout(uint16)                            {}
+func (fuzzSessions) SetDisabled(uint16, bool)                 {}
+func (fuzzSessions) ClOrdIDs(_ uint16, ids []uint64) []string { return make([]string, len(ids)) }
 
 // fuzzOps is requestOps with a matcher and a halted pipeline behind it.
 func fuzzOps(tb testing.TB) (*Ops, *fakeRisk) {

@@ -44,6 +44,9 @@ type SessionControl interface {
 	// SetDisabled refuses (or again accepts) a session's logons; a disabled
 	// session that is logged on is logged out.
 	SetDisabled(idx uint16, disabled bool)
+	// ClOrdIDs returns the ClOrdID each of the session's orders has ("" for
+	// one the gateway does not know as open).
+	ClOrdIDs(idx uint16, orderIDs []uint64) []string
 }
 
 // SessionState is a session's connection state as the gateway knows it.

@@ -167,7 +167,11 @@ const OpenOrdersMaxListed = 1000
 
 // OpenOrder is one row of GET /v1/sessions/{comp_id}/orders.
 type OpenOrder struct {
-	OrderID    string `json:"order_id"`
+	OrderID string `json:"order_id"`
+	// ClOrdID is the order's current ClOrdID as the FIX gateway knows it:
+	// absent for an order whose command is not durable yet, or that ended
+	// since the listing was taken.
+	ClOrdID    string `json:"cl_ord_id,omitempty"`
 	Instrument string `json:"instrument"`
 	Side       string `json:"side"`            // buy or sell
 	Price      string `json:"price,omitempty"` // none: a market order waiting for an uncross, or a stop order
@@ -203,8 +207,16 @@ func (o *Ops) handleSessionOrders(w http.ResponseWriter, r *http.Request) {
 	}
 	views, total := o.monitor.OpenOrdersOf(s.Idx, limit)
 	out := SessionOrders{Session: s.CompID, Total: total, Orders: make([]OpenOrder, 0, len(views))}
-	for _, v := range views {
-		row := OpenOrder{OrderID: strconv.FormatUint(v.OrderID, 10), Instrument: strconv.FormatUint(uint64(v.InstrumentID), 10),
+	clOrdIDs := make([]string, len(views))
+	if o.cfg.SessionControl != nil {
+		ids := make([]uint64, len(views))
+		for i, v := range views {
+			ids[i] = v.OrderID
+		}
+		clOrdIDs = o.cfg.SessionControl.ClOrdIDs(s.Idx, ids)
+	}
+	for i, v := range views {
+		row := OpenOrder{OrderID: strconv.FormatUint(v.OrderID, 10), ClOrdID: clOrdIDs[i], Instrument: strconv.FormatUint(uint64(v.InstrumentID), 10),
 			Side: strings.ToLower(v.Side.String()), LeavesQty: v.LeavesQty, StopWaiting: v.StopWaiting}
 		if in, ok := o.instrumentByID(v.InstrumentID); ok {
 			row.Instrument = in.Symbol

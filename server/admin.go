@@ -125,6 +125,10 @@ func (sc *sessionControl) Logout(idx uint16) {
 	sc.s.gw.LogOut(idx, "logged out by the venue's operator")
 }
 
+func (sc *sessionControl) ClOrdIDs(idx uint16, orderIDs []uint64) []string {
+	return sc.s.gw.ClOrdIDs(idx, orderIDs)
+}
+
 func (sc *sessionControl) SetDisabled(idx uint16, disabled bool) {
 	if int(idx) >= len(sc.s.cfg.Sessions) {
 		return

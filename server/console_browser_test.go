@@ -1304,6 +1304,7 @@ func TestConsoleCancelsOneOrder(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the list asked for", `(() => { document.getElementById("co-list").click(); return true; })()`)
 	o2row := `#co-orders tr[data-order="` + o2.Get(37) + `"]`
 	browsertest.WaitFor(t, ctx, "o2 listed", browsertest.Text(o2row)+`.includes("ACME") && `+browsertest.Text(o2row)+`.includes("sell") && `+
+		browsertest.Text(o2row+" td:nth-child(2)")+`.trim() === "o2" && `+
 		browsertest.Text(o2row)+`.includes("101.00") && `+browsertest.Text("#co-listed")+`.startsWith("CLIENT1: 1 open order (")`)
 	confirmAction(t, ctx, aliceToken, "pulled from the list", o2row+" button")
 	expectER(t, c, map[int]string{11: "o2", 150: "4", 58: "cancelled by the venue's operator"})

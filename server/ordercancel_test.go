@@ -46,8 +46,8 @@ func TestOperatorCancelsOneOrder(t *testing.T) {
 	var list ops.SessionOrders
 	if code := adminCall(t, s, "GET", "/v1/sessions/CLIENT1/orders", aliceToken, "", &list); code != 200 || list.Session != "CLIENT1" ||
 		list.Total != 2 || len(list.Orders) != 2 ||
-		list.Orders[0] != (ops.OpenOrder{OrderID: a.Get(37), Instrument: "ACME", Side: "buy", Price: "99.50", LeavesQty: 6}) ||
-		list.Orders[1] != (ops.OpenOrder{OrderID: stop.Get(37), Instrument: "ACME", Side: "buy", LeavesQty: 2, StopWaiting: true}) {
+		list.Orders[0] != (ops.OpenOrder{OrderID: a.Get(37), ClOrdID: "a2", Instrument: "ACME", Side: "buy", Price: "99.50", LeavesQty: 6}) ||
+		list.Orders[1] != (ops.OpenOrder{OrderID: stop.Get(37), ClOrdID: "st1", Instrument: "ACME", Side: "buy", LeavesQty: 2, StopWaiting: true}) {
 		t.Fatalf("CLIENT1's orders: %d %+v", code, list)
 	}
 	if code := adminCall(t, s, "GET", "/v1/sessions/CLIENT1/orders?limit=1", aliceToken, "", &list); code != 200 || list.Total != 2 ||

@@ -822,13 +822,13 @@ func (c *adminClient) printSessions(list []ops.SessionInfo) {
 // the list holds fewer.
 func (c *adminClient) printOrders(list ops.SessionOrders) {
 	w := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ORDER ID\tINSTRUMENT\tSIDE\tPRICE\tLEAVES\tWAITING")
+	fmt.Fprintln(w, "ORDER ID\tCLORDID\tINSTRUMENT\tSIDE\tPRICE\tLEAVES\tWAITING")
 	for _, o := range list.Orders {
 		waiting := ""
 		if o.StopWaiting {
 			waiting = "stop"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", o.OrderID, o.Instrument, o.Side, dash(o.Price), o.LeavesQty, dash(waiting))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", o.OrderID, dash(o.ClOrdID), o.Instrument, o.Side, dash(o.Price), o.LeavesQty, dash(waiting))
 	}
 	w.Flush()
 	fmt.Fprintf(c.out, "%s: %s open", list.Session, plural(int64(list.Total), "order"))

@@ -139,7 +139,7 @@ func TestAdminCLI(t *testing.T) {
 	if _, err := oc.Expect(10*time.Second, "8", map[int]string{11: "cli-o1", 150: "0"}); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := admin(token, "orders", "CLIENT1"); code != 0 || !regexp.MustCompile(`(?m)^\d+ +ACME +buy +96\.00 +1 +-$`).MatchString(out) ||
+	if code, out, errs := admin(token, "orders", "CLIENT1"); code != 0 || !regexp.MustCompile(`(?m)^\d+ +cli-o1 +ACME +buy +96\.00 +1 +-$`).MatchString(out) ||
 		!strings.Contains(out, "CLIENT1: 1 order open") {
 		t.Fatalf("orders CLIENT1: %d\n%s%s", code, out, errs)
 	}

@@ -362,10 +362,10 @@
       const b = el("button", "act", "Cancel");
       b.type = "button";
       b.dataset.action = "cancel";
-      b.addEventListener("click", () => ask("Cancel order " + o.order_id + " of " + j.session + " (" + o.side + " " + o.leaves_qty + " " + o.instrument +
+      b.addEventListener("click", () => ask("Cancel order " + o.order_id + (o.cl_ord_id ? " (" + o.cl_ord_id + ")" : "") + " of " + j.session + " (" + o.side + " " + o.leaves_qty + " " + o.instrument +
         (o.price ? " at " + o.price : "") + ")", "POST", "/v1/orders/cancel", { order_id: o.order_id, session: j.session }));
       td.appendChild(b);
-      const tr = row([num(o.order_id), o.instrument, o.side + (o.stop_waiting ? " (stop, waiting)" : ""), num(o.price || "–"), num(o.leaves_qty), td]);
+      const tr = row([num(o.order_id), o.cl_ord_id || "–", o.instrument, o.side + (o.stop_waiting ? " (stop, waiting)" : ""), num(o.price || "–"), num(o.leaves_qty), td]);
       tr.dataset.order = o.order_id;
       return tr;
     }));
