@@ -418,6 +418,18 @@ func TestHeartbeatOfALineBehind(t *testing.T) {
 	}
 }
 
+// twoLineClient is a recording client of f reading two lines, which has
+// taken f's first packets from line A.
+func twoLineClient(t *testing.T, f *scriptFeed) (*Client, *fakeClock) {
+	t.Helper()
+	c, clock, _ := newRecordingClient(t, f)
+	c.lines = 2
+	for _, p := range f.step() {
+		c.handleLine(p, 0)
+	}
+	return c, clock
+}
+
 // TestHeartbeatOfALineThatBroughtNothingYet: with two lines, the first
 // datagram the lagging line brings may be a heartbeat sent before the
 // packets the other line brought since (its reader behind, on a loaded
@@ -427,11 +439,7 @@ func TestHeartbeatOfALineBehind(t *testing.T) {
 // would tell.
 func TestHeartbeatOfALineThatBroughtNothingYet(t *testing.T) {
 	f := newScriptFeed(t, 14)
-	c, _, _ := newRecordingClient(t, f)
-	c.lines = 2
-	for _, p := range f.step() {
-		c.handleLine(p, 0)
-	}
+	c, _ := twoLineClient(t, f)
 	hb := f.heartbeat()
 	for _, p := range f.step() {
 		c.handleLine(p, 0) // line A brings the next packets
@@ -455,11 +463,7 @@ func TestHeartbeatOfALineThatBroughtNothingYet(t *testing.T) {
 // is retransmitted.
 func TestTailLossOnOneLineWaitsForTheOther(t *testing.T) {
 	f := newScriptFeed(t, 13)
-	c, clock, _ := newRecordingClient(t, f)
-	c.lines = 2
-	for _, p := range f.step() {
-		c.handleLine(p, 0)
-	}
+	c, clock := twoLineClient(t, f)
 	tail := f.step() // lost on A
 	c.handleLine(f.heartbeat(), 0)
 	clock.advance(5 * time.Millisecond)
