@@ -215,10 +215,20 @@ func (o *Ops) handleSessionOrders(w http.ResponseWriter, r *http.Request) {
 		}
 		clOrdIDs = o.cfg.SessionControl.ClOrdIDs(s.Idx, ids)
 	}
+	// Each instrument is looked up once: the look-up walks the instruments
+	// and copies the added ones under the monitor's lock.
+	instruments := map[uint32]*config.Instrument{} // nil: not found
 	for i, v := range views {
 		row := OpenOrder{OrderID: strconv.FormatUint(v.OrderID, 10), ClOrdID: clOrdIDs[i], Instrument: strconv.FormatUint(uint64(v.InstrumentID), 10),
 			Side: strings.ToLower(v.Side.String()), LeavesQty: v.LeavesQty, StopWaiting: v.StopWaiting}
-		if in, ok := o.instrumentByID(v.InstrumentID); ok {
+		in, seen := instruments[v.InstrumentID]
+		if !seen {
+			if c, ok := o.instrumentByID(v.InstrumentID); ok {
+				in = &c
+			}
+			instruments[v.InstrumentID] = in
+		}
+		if in != nil {
 			row.Instrument = in.Symbol
 			if v.PriceTicks != 0 {
 				row.Price = string(decimal.FormatTicks(nil, v.PriceTicks, in.Tick))
