@@ -37,6 +37,9 @@ type FeedConfig struct {
 	// recovers a datagram one line lost from the other ("A and B lines" in
 	// the package documentation). Same rules as FeedAddr.
 	FeedBAddr string
+	// Standby starts the feed in replay mode (a cluster follower's standby
+	// feed): nothing goes out, not even at Close, until EndReplay.
+	Standby bool
 	// AllowNonLoopback permits a unicast destination off this host.
 	AllowNonLoopback bool
 	// MulticastInterface is the local IP to send multicast from; "" lets
@@ -127,6 +130,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 		return nil, err
 	}
 	f.pub = pub
+	pub.quiet = cfg.Standby
 	if err := f.setMulticastOptions(); err != nil {
 		pub.conn.Close()
 		return nil, err
@@ -500,7 +504,10 @@ func (f *Feed) Serve(ctx context.Context) error {
 }
 
 // Close sends EndOfSession and closes the sockets. Call it after Run and
-// Serve have returned.
+// Serve have returned. A feed in replay mode (a cluster follower's standby
+// feed, or a start that failed before EndReplay) sends nothing: it is not
+// the publisher its receivers hear, and an EndOfSession or a heartbeat
+// behind the live feed's would tell them the feed ended or numbers anew.
 //
 // EndOfSession is unsequenced, in one packet with a Heartbeat that carries
 // the next sequence number: it takes no number from the sequenced stream,
@@ -513,7 +520,9 @@ func (f *Feed) Close() error {
 	var err error
 	if !f.closed {
 		f.closed = true
-		err = f.emitEndOfSession()
+		if !f.pub.quiet {
+			err = f.emitEndOfSession()
+		}
 	}
 	f.recovery.ln.Close()
 	if cerr := f.pub.conn.Close(); err == nil {

@@ -369,7 +369,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		Peers: peers, SnapshotDir: dir, SnapshotBytesMax: cl.SnapshotBytesMax, Logger: c.log, Secret: secret})
 	if cfg.MarketData.Enabled {
 		c.orderToFeed = latency.New("order to feed")
-		if c.fixmd, c.feed, err = newFeed(cfg, c.orderToFeed, nil); err != nil {
+		if c.fixmd, c.feed, err = newFeed(cfg, c.orderToFeed, nil, true); err != nil {
 			raftL.Close()
 			return nil, err
 		}
@@ -617,7 +617,7 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 		md, feed = nil, nil
 		if c.cfg.MarketData.Enabled {
 			var err error
-			if md, feed, err = newFeed(c.cfg, c.orderToFeed, nil); err != nil {
+			if md, feed, err = newFeed(c.cfg, c.orderToFeed, nil, true); err != nil {
 				return fmt.Errorf("cluster: a standby feed for the Raft snapshot: %w", err)
 			}
 		}

@@ -38,7 +38,7 @@ func (s *Server) buildFeed() error {
 		s.log.Warn("marketdata.feed_addr has port 0: the UDP feed goes nowhere (receivers listen on the port it names); "+
 			"FIX market data and the recovery service still work", "feed_addr", s.cfg.MarketData.FeedAddr)
 	}
-	if s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture); err != nil {
+	if s.fixmd, s.feed, err = newFeed(s.cfg, s.orderToFeed, capture, false); err != nil {
 		return err
 	}
 	s.registerFeedMetrics()
@@ -100,7 +100,9 @@ func (s *Server) registerFeedMetrics() {
 
 // newFeed builds the FIX market data handler and the feed from the
 // configuration; capture, when set, saves the feed's state at snapshots.
-func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uint64, func(io.Writer) error) error) (*fixmd.Handler, *marketdata.Feed, error) {
+// A standby feed (a cluster follower's) starts in replay mode and sends
+// nothing until its node leads.
+func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uint64, func(io.Writer) error) error, standby bool) (*fixmd.Handler, *marketdata.Feed, error) {
 	tc, err := trackerConfig(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +112,7 @@ func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uin
 		return nil, nil, err
 	}
 	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, FeedBAddr: cfg.MarketData.FeedBAddr,
-		Listener: md.Cache(), CaptureState: capture,
+		Standby: standby, Listener: md.Cache(), CaptureState: capture,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: orderToFeed,
 		Recovery: marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	switch {
