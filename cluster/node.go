@@ -56,6 +56,11 @@ type NodeConfig struct {
 	// committed part of the journal, then each command as it commits.
 	// Returning an error stops the node (fail-stop).
 	Apply func(seq uint64, cmd []byte) error
+	// Applied, when set, is called after Apply has taken each batch of
+	// entries that committed together (not at Open's replay): a follower's
+	// point to hand on what its commands built (its standby feed's B-line
+	// packets, one batch at a time). It runs on the caller of Process.
+	Applied func()
 	// OnCheck receives the leader's events hash from a committed check entry
 	// (ProposeCheck); nil ignores them. An error stops the node.
 	OnCheck func(seq, hash uint64) error
@@ -543,6 +548,9 @@ func (n *Node) apply(ents []*raftpb.Entry) error {
 			data = data[size:]
 		}
 		n.appliedIndex = e.GetIndex()
+	}
+	if n.cfg.Applied != nil && len(ents) > 0 {
+		n.cfg.Applied()
 	}
 	return n.log.Compact(n.appliedIndex)
 }

@@ -37,6 +37,9 @@ type simReplica struct {
 	// checkedAt is the last seq this replica proposed a check for as leader.
 	checkedAt int64
 	hashAt    map[uint64]uint64 // this replica's hash at each check point
+	// unhanded counts the commands applied since Open returned and not yet
+	// followed by NodeConfig.Applied; batches counts its calls.
+	unhanded, batches int
 }
 
 type simMsg struct {
@@ -99,6 +102,12 @@ func (s *sim) start(r *simReplica) {
 	r.node, err = Open(NodeConfig{ClusterID: 0xC1, NodeID: r.id, Voters: []uint64{1, 2, 3}, Dir: r.dir,
 		Journal: journal.Config{SegmentBytes: 16 << 10, PayloadBytesMax: 512, BufferBytes: 64 << 10},
 		Apply:   func(seq uint64, cmd []byte) error { return s.apply(r, seq, cmd) },
+		Applied: func() {
+			if !r.up {
+				s.t.Errorf("node %d: Applied called during Open's replay", r.id)
+			}
+			r.unhanded, r.batches = 0, r.batches+1
+		},
 		OnCheck: func(seq, hash uint64) error { s.checks++; return r.check.Leader(seq, hash) },
 		Send:    func(m *raftpb.Message) { s.send(r.id, m) },
 		Logger:  debugLogger(), EntriesInMemoryMax: s.entriesMax,
@@ -127,6 +136,9 @@ func (s *sim) apply(r *simReplica, seq uint64, cmd []byte) error {
 	}
 	if err := r.m.Apply(cmd, r.hash); err != nil {
 		return err
+	}
+	if r.up {
+		r.unhanded++
 	}
 	if seq%simCheckEvery == simCheckEvery-1 {
 		r.hashAt[seq] = r.hash.Sum64()
@@ -310,6 +322,9 @@ func TestSimulatedClusterKeepsEveryCommittedCommand(t *testing.T) {
 		}
 		if r.hash.Sum64() != s.replicas[0].hash.Sum64() {
 			t.Errorf("node %d events hash %016x, node 1 %016x", r.id, r.hash.Sum64(), s.replicas[0].hash.Sum64())
+		}
+		if r.unhanded != 0 || r.batches == 0 {
+			t.Errorf("node %d: %d commands applied after the last of %d calls of Applied: want each batch followed by one", r.id, r.unhanded, r.batches)
 		}
 		s.checkJournal(r)
 		if err := r.node.Close(); err != nil {

@@ -80,6 +80,23 @@ func TestClusterRejectsBadValues(t *testing.T) {
 	}
 }
 
+// TestClusterFeedBFromFollowers: a cluster node takes
+// marketdata.feed_b_from = "followers" with a B line to send, and refuses
+// it without one, naming the key it needs.
+func TestClusterFeedBFromFollowers(t *testing.T) {
+	md := "[marketdata]\nenabled = true\nfeed_b_from = \"followers\"\n"
+	text := strings.Replace(clusterTOML, "[marketdata]\nenabled = false\n", md+"feed_b_addr = \"127.0.0.1:9502\"\n", 1)
+	c, err := Parse([]byte(text), "cluster.toml")
+	if err != nil || c.MarketData.FeedBFrom != FeedBFromFollowers {
+		t.Fatalf("feed_b_from = \"followers\" with a B line: %v", err)
+	}
+	text = strings.Replace(clusterTOML, "[marketdata]\nenabled = false\n", md, 1)
+	if _, err := Parse([]byte(text), "cluster.toml"); err == nil ||
+		!strings.Contains(err.Error(), `marketdata.feed_b_from: "followers" needs marketdata.feed_b_addr`) {
+		t.Fatalf("feed_b_from = \"followers\" without a B line: %v", err)
+	}
+}
+
 // A peer's admin_addr is where a follower sends operators; one that listens
 // everywhere (0.0.0.0, ::, no host) names no host a browser or the CLI can
 // reach, so the host of the peer's status_addr, else its fix_addr, stands in.

@@ -337,10 +337,22 @@ type MarketData struct {
 	FeedAddr string `toml:"feed_addr"`
 	// FeedBAddr is the feed's B line: every datagram sent again to this
 	// second destination (marketdata.FeedConfig.FeedBAddr); "": none.
-	FeedBAddr         string   `toml:"feed_b_addr"`
+	FeedBAddr string `toml:"feed_b_addr"`
+	// FeedBFrom says which node of a cluster sends the B line:
+	// FeedBFromLeader ("" too), the leader both lines; FeedBFromFollowers,
+	// each follower line B from its standby feed and the leader line A
+	// alone, so that the lines leave from different machines
+	// (docs/ARCHITECTURE.md, "Cluster").
+	FeedBFrom         string   `toml:"feed_b_from"`
 	RecoveryAddr      string   `toml:"recovery_addr"`
 	HeartbeatInterval Duration `toml:"heartbeat_interval"`
 }
+
+// The values of marketdata.feed_b_from.
+const (
+	FeedBFromLeader    = "leader"
+	FeedBFromFollowers = "followers"
+)
 
 // QuickFIXSettings are QuickFIX/Go session settings by name. QuickFIX/Go
 // reads every setting as text; a TOML number or boolean is taken as the
@@ -866,6 +878,20 @@ func (c *Config) validate() error {
 			} else if b == c.MarketData.FeedAddr {
 				add("marketdata.feed_b_addr: %s is feed_addr: the B line goes to a destination of its own (another port, or another multicast group)", b)
 			}
+		}
+		switch c.MarketData.FeedBFrom {
+		case "", FeedBFromLeader:
+		case FeedBFromFollowers:
+			switch {
+			case !c.Cluster.Enabled():
+				add("marketdata.feed_b_from: %q needs [cluster]: a venue alone has no follower to send the B line (%q sends both lines from the venue)",
+					FeedBFromFollowers, FeedBFromLeader)
+			case c.MarketData.FeedBAddr == "":
+				add("marketdata.feed_b_from: %q needs marketdata.feed_b_addr, where this node sends the B line while it follows", FeedBFromFollowers)
+			}
+		default:
+			add("marketdata.feed_b_from: %q is neither %q (the leader sends both lines) nor %q (the followers send the B line)",
+				c.MarketData.FeedBFrom, FeedBFromLeader, FeedBFromFollowers)
 		}
 		if err := checkAddr("marketdata.recovery_addr", c.MarketData.RecoveryAddr); err != nil {
 			errs = append(errs, err)

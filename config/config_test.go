@@ -93,6 +93,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{instrumentText + "status = \"paused\"\n", `line 10 (last key "instrument.status"): trading status "paused" is not open, halted, closed, opening-call, closing-call or volatility-auction`},
 		{"[marketdata]\nfeed_b_addr = \"127.0.0.1:9500\"", "marketdata.feed_b_addr: 127.0.0.1:9500 is feed_addr"},
 		{"[marketdata]\nfeed_b_addr = \"10.1.2.3:9500\"", "marketdata.feed_b_addr: 10.1.2.3:9500 is neither a loopback address nor a multicast group"},
+		{"[marketdata]\nfeed_b_from = \"follower\"", `marketdata.feed_b_from: "follower" is neither "leader" (the leader sends both lines) nor "followers"`},
+		{"[marketdata]\nfeed_b_addr = \"127.0.0.1:9502\"\nfeed_b_from = \"followers\"", `marketdata.feed_b_from: "followers" needs [cluster]: a venue alone has no follower`},
 		{instrumentText + "call_extension = true\n", "instrument[0].call_extension: a call is extended when its uncross would print outside volatility_band_ticks, which is 0 (none)"},
 		{"[journal]\nfix_store_sync = \"0s\"", "journal.fix_store_sync"},
 		{"[journal]\nfix_store_sync = \"1m\"", "journal.fix_store_sync"},

@@ -174,6 +174,18 @@
 // window, the recovery service and the sequence are the lines' own, one
 // for both.
 //
+// With FeedConfig.BLineFromStandby the B line leaves another machine: a
+// cluster's leader (a live feed) sends line A alone, and each follower's
+// standby feed (FeedConfig.Standby, in replay mode), once SendStandbyB is
+// called, sends on line B every packet of the commands it replays,
+// EndStandbyCommand completing a command's packet: the messages and their
+// numbers are the live feed's (a replay gives them wherever a batch ends),
+// only the packets are bounded otherwise, and a receiver reads messages.
+// A standby feed sends no heartbeat: two followers sending would announce
+// different ends on one line. A standby feed's Close sends nothing either:
+// its EndOfSession would tell the receivers of the live feed that it
+// ended.
+//
 // # The trading day
 //
 // An instrument's volume (in each Trade, in snapshots, in the saved state

@@ -37,6 +37,11 @@ type FeedConfig struct {
 	// recovers a datagram one line lost from the other ("A and B lines" in
 	// the package documentation). Same rules as FeedAddr.
 	FeedBAddr string
+	// BLineFromStandby gives the B line to a cluster follower's standby
+	// feed: a live feed sends its packets and heartbeats on the A line
+	// alone, and a standby feed, once SendStandbyB is called, sends each
+	// packet of the commands it replays on the B line ("A and B lines").
+	BLineFromStandby bool
 	// Standby starts the feed in replay mode (a cluster follower's standby
 	// feed): nothing goes out, not even at Close, until EndReplay.
 	Standby bool
@@ -130,7 +135,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 		return nil, err
 	}
 	f.pub = pub
-	pub.quiet = cfg.Standby
+	pub.quiet, pub.bFromStandby = cfg.Standby, cfg.BLineFromStandby && pub.dstB != nil
 	if err := f.setMulticastOptions(); err != nil {
 		pub.conn.Close()
 		return nil, err
@@ -281,10 +286,40 @@ func (f *Feed) EndReplay() error {
 	if f.closed {
 		return ErrFeedClosed
 	}
-	f.pub.quiet = true
+	f.pub.quiet, f.pub.standbyB = true, false
 	err := f.endBatchLocked(true) // a replay gives whole commands
 	f.pub.quiet = false
 	return err
+}
+
+// SendStandbyB makes a standby feed with BLineFromStandby send, from now
+// on, each packet of the commands it replays on the B line (a cluster
+// follower, once its start-up replay is done: those packets were sent
+// before). EndStandbyCommand completes a command's packet. EndReplay (the
+// follower comes to lead) stops it: the leader sends the A line.
+func (f *Feed) SendStandbyB() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pub.standbyB = f.pub.bFromStandby && f.pub.quiet
+}
+
+// EndStandbyCommand ends the replayed command in progress and completes
+// its packet, as a live feed does at the end of a batch that ends a
+// command (the messages are those the command gives wherever its batch
+// ends; only the packets' bounds differ): the packet goes out on the B
+// line when the feed sends it (SendStandbyB), else into the window alone.
+// It returns the packets sent on the B line.
+func (f *Feed) EndStandbyCommand() (sentB uint64, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return 0, ErrFeedClosed
+	}
+	before := f.pub.packetsSentB.Load()
+	if err := f.endBatchLocked(true); err != nil {
+		return 0, err
+	}
+	return f.pub.packetsSentB.Load() - before, nil
 }
 
 // Run consumes events from src until WaitFor fails (the pipeline alerts the

@@ -29,6 +29,10 @@ type publisher struct {
 	// feed is rebuilt from the journal at start-up (see Feed.Replay), when
 	// every packet repeats one that was sent before the restart.
 	quiet bool
+	// bFromStandby sends the B line from a standby feed alone
+	// (FeedConfig.BLineFromStandby): a live feed sends line A only, and a
+	// quiet one with standbyB set sends what it builds on line B.
+	bFromStandby, standbyB bool
 
 	mu         sync.Mutex // guards lastSendNs and hbBuf, and orders packets and heartbeats on the socket
 	lastSendNs int64      // wall clock of the last datagram, for heartbeats
@@ -102,10 +106,25 @@ func (p *publisher) WritePacket(pkt []byte, seq uint64, count int) error {
 		return errors.New("marketdata: the feed sink takes sequenced packets only")
 	}
 	p.win.append(pkt, seq, count)
-	if !p.quiet {
+	switch {
+	case !p.quiet:
 		p.send(pkt)
+	case p.standbyB:
+		p.sendB(pkt)
 	}
 	return nil
+}
+
+// sendB sends a standby feed's packet on the B line alone.
+func (p *publisher) sendB(pkt []byte) {
+	p.mu.Lock()
+	_, err := p.conn.WriteToUDP(pkt, p.dstB)
+	p.mu.Unlock()
+	if err != nil {
+		p.sendErrors.Add(1)
+		return
+	}
+	p.packetsSentB.Add(1)
 }
 
 func (p *publisher) send(pkt []byte) {
@@ -115,7 +134,8 @@ func (p *publisher) send(pkt []byte) {
 	p.mu.Lock()
 	_, err := p.conn.WriteToUDP(pkt, p.dst)
 	var errB error
-	if p.dstB != nil {
+	lineB := p.dstB != nil && !p.bFromStandby
+	if lineB {
 		_, errB = p.conn.WriteToUDP(pkt, p.dstB)
 	}
 	p.lastSendNs = p.now().UnixNano()
@@ -127,7 +147,7 @@ func (p *publisher) send(pkt []byte) {
 		p.bytesSent.Add(uint64(len(pkt)))
 	}
 	switch {
-	case p.dstB == nil:
+	case !lineB:
 	case errB != nil:
 		p.sendErrors.Add(1)
 	default:
@@ -161,7 +181,7 @@ func (p *publisher) heartbeatIfIdle(interval time.Duration) {
 	_ = m.WrapEncode(buf, packet.HeaderSize+packet.LengthPrefixSize)
 	m.SetNextSeq(nextSeq)
 	_, err := p.conn.WriteToUDP(buf, p.dst)
-	if p.dstB != nil {
+	if p.dstB != nil && !p.bFromStandby {
 		if _, errB := p.conn.WriteToUDP(buf, p.dstB); errB != nil {
 			p.sendErrors.Add(1)
 		}

@@ -1,14 +1,21 @@
 package marketdata
 
 import (
+	"context"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixvenue/fixvenue/internal/testports"
+	"github.com/fixvenue/fixvenue/marketdata/feedclient"
 )
 
-// replayCommands replays n commands of sim into a feed in replay mode.
-func replayCommands(t *testing.T, f *Feed, sim *venueSim, n int) {
+// replayCommands replays n commands of sim into a standby feed, ending
+// each (EndStandbyCommand) as a cluster follower does once it has applied
+// a batch, when end is set.
+func replayCommands(t *testing.T, f *Feed, sim *venueSim, n int, end bool) {
 	t.Helper()
 	for range n {
 		for _, ev := range sim.next().All() {
@@ -16,17 +23,97 @@ func replayCommands(t *testing.T, f *Feed, sim *venueSim, n int) {
 				t.Fatal(err)
 			}
 		}
+		if end {
+			if _, err := f.EndStandbyCommand(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
-// standbyConfig is a standby feed's configuration.
+// standbyConfig is a standby feed's configuration beside a live feed's: the
+// same lines, a recovery listener of its own.
 func standbyConfig(feedAddr, feedBAddr string) FeedConfig {
 	return FeedConfig{
 		Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
-		FeedAddr: feedAddr, FeedBAddr: feedBAddr, Standby: true,
+		FeedAddr: feedAddr, FeedBAddr: feedBAddr, BLineFromStandby: true, Standby: true,
 		HeartbeatInterval: 20 * time.Millisecond,
 		Recovery:          RecoveryConfig{Addr: "127.0.0.1:0", WindowPackets: 4096},
 	}
+}
+
+// TestStandbyFeedSendsTheBLine: with BLineFromStandby a live feed (a
+// cluster's leader) sends line A alone, and a standby feed (a follower)
+// replaying the same commands sends line B alone once SendStandbyB is
+// called (nothing of its start-up replay), each command's packet as
+// EndStandbyCommand completes it. Line A loses every third datagram; a
+// client reading both lines converges to the books without recovering a
+// gap over TCP, as the messages line A lost came on line B, in packets
+// bounded otherwise than line A's.
+func TestStandbyFeedSendsTheBLine(t *testing.T) {
+	connA := udpSink(t)
+	ports, release := testports.Reserve(t, "udp", 1)
+	release() // the client binds it
+	lineB := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: ports[0]}
+	relayA := newDroppingRelay(t, connA.LocalAddr().(*net.UDPAddr), func(n int64) bool { return n%3 == 0 })
+	live := newFeedFixture(t, relayA.in.LocalAddr().String(), func(c *FeedConfig) {
+		c.FeedBAddr, c.BLineFromStandby = lineB.String(), true
+		c.Recovery.WindowPackets = 4096
+	})
+	standby, err := NewFeed(standbyConfig(relayA.in.LocalAddr().String(), lineB.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Close()
+	// Both apply every command: the live feed in batches, the standby one
+	// event at a time. Before SendStandbyB the standby sends nothing.
+	simLive, simStandby := newVenueSim(t, 41), newVenueSim(t, 41)
+	live.run(simLive, 50)
+	replayCommands(t, standby, simStandby, 50, true)
+	if st := standby.Stats(); st.LineBPacketsSent != 0 || st.PacketsSent != 0 {
+		t.Fatalf("a standby feed sent before SendStandbyB: %+v", st)
+	}
+
+	var mu sync.Mutex
+	gaps := 0
+	c, err := feedclient.New(feedclient.Config{RecoveryAddr: live.feed.RecoveryAddr().String(), FeedBAddr: lineB.String(),
+		GapTimeout: 5 * time.Second,
+		Callbacks: feedclient.Callbacks{OnRecovery: func(r feedclient.Recovery) {
+			if r.Cause != feedclient.CauseJoin {
+				mu.Lock()
+				gaps++
+				mu.Unlock()
+			}
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runClient(t, func(ctx context.Context) error { return c.RunConn(ctx, connA) })
+	waitConverged(t, live, c) // joined by a snapshot of the first 50 commands
+	standby.SendStandbyB()
+	for range 8 {
+		live.run(simLive, 100)
+		replayCommands(t, standby, simStandby, 100, true)
+		time.Sleep(2 * time.Millisecond) // let the client read: its socket buffers are finite
+	}
+	stats := waitConverged(t, live, c)
+	ls, ss := live.feed.Stats(), standby.Stats()
+	if ls.NextSeq != ss.NextSeq {
+		t.Fatalf("the live feed is at seq %d, the standby at %d: they number the messages apart", ls.NextSeq, ss.NextSeq)
+	}
+	if ls.LineBPacketsSent != 0 || ls.PacketsSent == 0 {
+		t.Fatalf("the live feed sent %d packets on line A and %d on line B: want line A alone", ls.PacketsSent, ls.LineBPacketsSent)
+	}
+	if ss.PacketsSent != 0 || ss.LineBPacketsSent == 0 {
+		t.Fatalf("the standby feed sent %d packets on line A and %d on line B: want line B alone", ss.PacketsSent, ss.LineBPacketsSent)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if relayA.dropped.Load() == 0 || gaps != 0 || stats.Lines[1].Datagrams == 0 {
+		t.Fatalf("line A dropped %d datagrams, %d gaps were recovered over TCP, line B brought %d datagrams: want drops, no recovery, B's datagrams (%+v)",
+			relayA.dropped.Load(), gaps, stats.Lines[1].Datagrams, stats)
+	}
+	t.Logf("line A dropped %d; lines %+v; standby's packets %d, live's %d", relayA.dropped.Load(), stats.Lines, ss.LineBPacketsSent, ls.PacketsSent)
 }
 
 // TestStandbyFeedClosesSilently: a standby feed (a cluster follower's, which
@@ -46,11 +133,12 @@ func TestStandbyFeedClosesSilently(t *testing.T) {
 	}
 	for _, commands := range []int{0, 30} {
 		cfg := standbyConfig(sinkA.LocalAddr().String(), sinkB.LocalAddr().String())
+		cfg.BLineFromStandby = false // a standby of a cluster whose leader sends both lines
 		f, err := NewFeed(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		replayCommands(t, f, newVenueSim(t, 5), commands)
+		replayCommands(t, f, newVenueSim(t, 5), commands, false)
 		if err := f.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -62,12 +150,12 @@ func TestStandbyFeedClosesSilently(t *testing.T) {
 		}
 	}
 	cfg := standbyConfig(sinkA.LocalAddr().String(), sinkB.LocalAddr().String())
-	cfg.Standby = false
+	cfg.Standby, cfg.BLineFromStandby = false, false
 	f, err := NewFeed(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayCommands(t, f, newVenueSim(t, 5), 30)
+	replayCommands(t, f, newVenueSim(t, 5), 30, false)
 	if err := f.EndReplay(); err != nil {
 		t.Fatal(err)
 	}

@@ -241,6 +241,11 @@ type ClusterNode struct {
 	// is off or the feed failed.
 	feed        *marketdata.Feed
 	feedRefusal func() // stops the standby feed's refusal of recovery connections (standbyFeed)
+	// sendingB is set, with feed_b_from = "followers", once Open has
+	// replayed the committed journal: from then on the standby feed sends
+	// the B line (appliedBatch); lineBSent counts its packets.
+	sendingB    bool
+	lineBSent   atomic.Uint64
 	fixmd       *fixmd.Handler
 	orderToFeed *latency.Recorder
 	sink        standbySink
@@ -382,7 +387,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	jc.Sync = opts.JournalSync
 	c.node, err = cluster.Open(cluster.NodeConfig{ClusterID: cl.ClusterID, NodeID: cl.NodeID, Voters: voters,
 		Dir: dir, Journal: jc, ElectionTicks: cl.ElectionTicks(),
-		Apply: c.applyCommitted, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log,
+		Apply: c.applyCommitted, Applied: c.appliedBatch, OnCheck: c.leaderHash, Send: c.tr.Send, Logger: c.log,
 		EntriesInMemoryMax: cl.EntriesInMemory, NewState: c.newState, Restore: c.restore,
 		ReceivedSnapshot: c.tr.ReceivedSnapshot, SnapshotBytesMax: cl.SnapshotBytesMax,
 		// A checkpoint's matcher state lists the instruments and sessions of
@@ -394,6 +399,12 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.tr.Close()
 		c.closeFeed()
 		return nil, err
+	}
+	// Every packet of the commands Open replayed went out before; those
+	// committed from here on go out on the B line, when this node sends it.
+	c.sendingB = cfg.MarketData.FeedBFrom == config.FeedBFromFollowers
+	if c.sendingB && c.feed != nil {
+		c.feed.SendStandbyB()
 	}
 	// The refusal is the start's, as a single venue's: Open replayed the
 	// commands committed before it. Those applied from here on come from a
@@ -510,6 +521,24 @@ func (c *ClusterNode) applyCommitted(seq uint64, cmd []byte) error {
 		c.snapshot(seq)
 	}
 	return nil
+}
+
+// appliedBatch completes the packets of a batch of committed commands the
+// standby feed applied (runner goroutine): with marketdata.feed_b_from =
+// "followers" they go out on the B line, so that a failover of the leader,
+// which sends the A line, leaves a line sending from another machine
+// (docs/ARCHITECTURE.md, "Cluster"). Once leading, the server owns the feed.
+func (c *ClusterNode) appliedBatch() {
+	if !c.sendingB || c.leading.Load() || c.feed == nil || c.sink.err != nil {
+		return
+	}
+	n, err := c.feed.EndStandbyCommand()
+	if err != nil {
+		c.log.Error("cluster: ALERT: the standby market data feed failed; this node will not publish market data if it leads", "err", err)
+		c.closeFeed()
+		return
+	}
+	c.lineBSent.Add(n)
 }
 
 // snapshot writes the journal snapshot of Snapshot command seq, as the
@@ -649,6 +678,9 @@ func (c *ClusterNode) restore(state []byte, next uint64) error {
 	}
 	if !fresh && feed != nil {
 		c.feedRefusal = feed.RefuseRecovery()
+		if c.sendingB {
+			feed.SendStandbyB()
+		}
 	}
 	c.hash, c.tape, c.feed, c.fixmd = st.Hash, tape, feed, md
 	c.sink = standbySink{hash: st.Hash, disabled: c.disabled, schedule: c.schedule, feed: feed, tape: tape, log: c.log,
@@ -1284,6 +1316,9 @@ func (c *ClusterNode) registerMetrics() {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_checkpoint_build_seconds",
 			Help: "The last checkpoint's build, from its start to its file on disk: a background goroutine's load, replay and save of the replica state (0: none yet)."},
 			func() float64 { return time.Duration(c.node.Checkpoints().LastBuildNanos.Load()).Seconds() }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_line_b_packets_sent_total",
+			Help: "Feed packets this node's standby feed sent on the B line while following (marketdata.feed_b_from = \"followers\"; the leader's venue counts its lines in fixvenue_md_*)."},
+			func() float64 { return float64(c.lineBSent.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_conns_rejected_total", Help: "Peer connections refused (garbage, other cluster)."},
 			func() float64 { return float64(ts.ConnsRejected.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_frames_bad_total", Help: "Peer frames with a bad length, CRC or message."},

@@ -100,8 +100,9 @@ func (s *Server) registerFeedMetrics() {
 
 // newFeed builds the FIX market data handler and the feed from the
 // configuration; capture, when set, saves the feed's state at snapshots.
-// A standby feed (a cluster follower's) starts in replay mode and sends
-// nothing until its node leads.
+// A standby feed (a cluster follower's) starts in replay mode, and sends
+// nothing until it leads, but the B line with marketdata.feed_b_from =
+// "followers" (ClusterNode.appliedBatch).
 func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uint64, func(io.Writer) error) error, standby bool) (*fixmd.Handler, *marketdata.Feed, error) {
 	tc, err := trackerConfig(cfg)
 	if err != nil {
@@ -112,7 +113,8 @@ func newFeed(cfg *config.Config, orderToFeed *latency.Recorder, capture func(uin
 		return nil, nil, err
 	}
 	f, err := marketdata.NewFeed(marketdata.FeedConfig{Tracker: tc, FeedAddr: cfg.MarketData.FeedAddr, FeedBAddr: cfg.MarketData.FeedBAddr,
-		Standby: standby, Listener: md.Cache(), CaptureState: capture,
+		BLineFromStandby: cfg.MarketData.FeedBFrom == config.FeedBFromFollowers, Standby: standby,
+		Listener: md.Cache(), CaptureState: capture,
 		HeartbeatInterval: cfg.MarketData.HeartbeatInterval.Duration, OrderToFeed: orderToFeed,
 		Recovery: marketdata.RecoveryConfig{Addr: cfg.MarketData.RecoveryAddr}})
 	switch {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,8 +97,26 @@ func TestClusterMarketDataAcrossFailover(t *testing.T) {
 	for i := range 3 {
 		h.kill(i)
 	}
-	want := engineBooks(t, h.cfgs[nl])
+	stats = clientHasEngineBooks(t, client, h.cfgs[nl])
+	if stats.Snapshots != before.Snapshots || stats.Unrecovered != 0 || stats.Inconsistencies != 0 || stats.Messages <= before.Messages {
+		t.Fatalf("across the failover the feed client needed %d snapshots, left %d gaps unrecovered, saw %d inconsistencies, applied %d messages: the sequence did not continue (%+v)",
+			stats.Snapshots-before.Snapshots, stats.Unrecovered, stats.Inconsistencies, stats.Messages-before.Messages, stats)
+	}
+	if !strings.Contains(h.procs[nl].logs(), "market data feed") {
+		t.Fatal("the new leader did not start its feed")
+	}
+	t.Logf("leader %d killed, node %d leads; feed client: %d messages, %d gaps filled by %d retransmissions, %d duplicates",
+		l+1, nl+1, stats.Messages, stats.Gaps, stats.Retransmissions, stats.Duplicates)
+}
+
+// clientHasEngineBooks checks that the feed client's books are exactly the
+// matcher's (a replay of the journal of the node cfg configures, stopped),
+// and returns the client's counters.
+func clientHasEngineBooks(t *testing.T, client *feedclient.Client, cfg string) feedclient.Stats {
+	t.Helper()
+	want := engineBooks(t, cfg)
 	var got map[string]bookLevels
+	var stats feedclient.Stats
 	if err := client.Inspect(context.Background(), func(c *feedclient.Client) {
 		got = map[string]bookLevels{}
 		for sym := range want {
@@ -119,15 +138,91 @@ func TestClusterMarketDataAcrossFailover(t *testing.T) {
 	if levels == 0 {
 		t.Fatal("the matcher holds no resting order: the test checks nothing")
 	}
-	if stats.Snapshots != before.Snapshots || stats.Unrecovered != 0 || stats.Inconsistencies != 0 || stats.Messages <= before.Messages {
-		t.Fatalf("across the failover the feed client needed %d snapshots, left %d gaps unrecovered, saw %d inconsistencies, applied %d messages: the sequence did not continue (%+v)",
-			stats.Snapshots-before.Snapshots, stats.Unrecovered, stats.Inconsistencies, stats.Messages-before.Messages, stats)
+	return stats
+}
+
+// TestClusterBLineFromFollowers: with marketdata.feed_b_from = "followers"
+// the leader sends the A line alone and the followers the B line, each
+// from its standby feed as it applies the committed commands: the leader's
+// fixvenue_md_line_b_packets_sent_total stays 0 while its A line sends,
+// and each follower's fixvenue_cluster_line_b_packets_sent_total grows. A
+// feed client reads both lines across a kill -9 of the leader while the
+// sessions trade (the node restarted, a follower, sends the B line in its
+// turn) and a follower's stop by SIGTERM: it needs no snapshot after its
+// join, its books end the matcher's, and no EndOfSession reaches it (a
+// follower's standby feed closes saying nothing: it is not the feed).
+func TestClusterBLineFromFollowers(t *testing.T) {
+	feedAddr := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	lineB := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	var recovery [3]string
+	for i := range recovery {
+		recovery[i] = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	}
-	if !strings.Contains(h.procs[nl].logs(), "market data feed") {
-		t.Fatal("the new leader did not start its feed")
+	h := writeClusterConfigsWith(t, nil, false, "", func(i int) string {
+		return fmt.Sprintf("enabled = true\nfeed_addr = %q\nfeed_b_addr = %q\nfeed_b_from = \"followers\"\nrecovery_addr = %q\nheartbeat_interval = \"100ms\"",
+			feedAddr, lineB, recovery[i])
+	})
+	var metrics [3]string
+	for i := range 3 {
+		metrics[i] = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+		h.procs[i] = startVenue(t, h.cfgs[i], "--metrics-addr", metrics[i])
 	}
-	t.Logf("leader %d killed, node %d leads; feed client: %d messages, %d gaps filled by %d retransmissions, %d duplicates",
-		l+1, nl+1, stats.Messages, stats.Gaps, stats.Retransmissions, stats.Duplicates)
+	l := h.leader(30 * time.Second)
+	proxy := newLeaderProxy(t, h, recovery)
+	var ends atomic.Int64
+	client := startFeedClient(t, feedclient.Config{FeedAddr: feedAddr, FeedBAddr: lineB, RecoveryAddr: proxy.Addr().String(),
+		Callbacks: feedclient.Callbacks{OnEndOfSession: func(uint64) { ends.Add(1) }}})
+
+	wait := h.round("before", false)
+	time.Sleep(1500 * time.Millisecond)
+	before := waitInSync(t, client)
+	for _, f := range []int{(l + 1) % 3, (l + 2) % 3} {
+		eventually(t, fmt.Sprintf("node %d (a follower) sending the B line", f+1), func() error {
+			m := metricstest.Scrape(t, h.status[f])
+			if n := metricstest.Float(t, m, "fixvenue_cluster_line_b_packets_sent_total"); n == 0 {
+				return fmt.Errorf("fixvenue_cluster_line_b_packets_sent_total %v", n)
+			}
+			return nil
+		})
+	}
+	m := metricstest.Scrape(t, metrics[l])
+	if a, b := metricstest.Float(t, m, "fixvenue_md_packets_sent_total"), metricstest.Float(t, m, "fixvenue_md_line_b_packets_sent_total"); a == 0 || b != 0 {
+		t.Fatalf("the leader (node %d) sent %v packets on the A line and %v on the B line: want the A line alone", l+1, a, b)
+	}
+	if before.Lines[1].Datagrams == 0 {
+		t.Fatalf("the feed client read nothing on the B line: %+v", before)
+	}
+	h.kill(l)
+	wait()
+	nl := h.leader(30 * time.Second)
+	if nl == l {
+		t.Fatalf("node %d still leads after kill -9", l+1)
+	}
+	h.start(l)
+	wait = h.round("after", false)
+	time.Sleep(1500 * time.Millisecond)
+	h.endRound(wait)
+	h.quiesce(30 * time.Second)
+	eventually(t, fmt.Sprintf("node %d, restarted as a follower, sending the B line", l+1), func() error {
+		if n := metricstest.Float(t, metricstest.Scrape(t, h.status[l]), "fixvenue_cluster_line_b_packets_sent_total"); n == 0 {
+			return fmt.Errorf("fixvenue_cluster_line_b_packets_sent_total %v", n)
+		}
+		return nil
+	})
+	h.procs[l].stop(t)      // a follower's stop: its standby feed says nothing
+	time.Sleep(time.Second) // the leader's heartbeats come on
+
+	stats := waitInSync(t, client)
+	for i := range 3 {
+		h.kill(i)
+	}
+	stats = clientHasEngineBooks(t, client, h.cfgs[nl])
+	if stats.Snapshots != before.Snapshots || stats.Unrecovered != 0 || stats.Inconsistencies != 0 || ends.Load() != 0 {
+		t.Fatalf("the feed client needed %d snapshots, left %d gaps unrecovered, saw %d inconsistencies and %d EndOfSessions (%+v)",
+			stats.Snapshots-before.Snapshots, stats.Unrecovered, stats.Inconsistencies, ends.Load(), stats)
+	}
+	t.Logf("leader %d killed, node %d leads; feed client: %d messages, lines %+v, %d gaps filled by %d retransmissions",
+		l+1, nl+1, stats.Messages, stats.Lines, stats.Gaps, stats.Retransmissions)
 }
 
 // newLeaderProxy accepts recovery connections and forwards each to the
