@@ -105,3 +105,60 @@ func BenchmarkFeedApplyBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStandbyFeed is a cluster follower's standby feed's cost per
+// command: the events of one random command replayed, then the command
+// ended (EndStandbyCommand, once per command: a follower ends one per batch
+// of committed commands, so this is the most it pays). "quiet" keeps the
+// packet in the window, as a follower without the B line does; "b" sends
+// it on the B line too (marketdata.feed_b_from = "followers").
+func BenchmarkStandbyFeed(b *testing.B) {
+	var batches [][][]byte
+	sim := newVenueSim(b, 51)
+	for i := 0; i < 20000; i++ {
+		var batch [][]byte
+		for _, ev := range sim.next().All() {
+			batch = append(batch, append([]byte(nil), ev...))
+		}
+		batches = append(batches, batch)
+	}
+	for _, mode := range []string{"quiet", "b"} {
+		b.Run(mode, func(b *testing.B) {
+			sink, sinkB := udpSinkB(b), udpSinkB(b)
+			newFeed := func() *Feed {
+				f, err := NewFeed(FeedConfig{
+					Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+					FeedAddr: sink, FeedBAddr: sinkB, BLineFromStandby: true, Standby: true,
+					Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if mode == "b" {
+					f.SendStandbyB()
+				}
+				return f
+			}
+			f := newFeed()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
+				if k == len(batches) {
+					b.StopTimer()
+					_ = f.Close()
+					f, k = newFeed(), 0
+					b.StartTimer()
+				}
+				for _, ev := range batches[k] {
+					if err := f.Replay(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := f.EndStandbyCommand(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			_ = f.Close()
+		})
+	}
+}
