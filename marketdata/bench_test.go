@@ -58,50 +58,65 @@ func BenchmarkSnapshotEncode(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/orders, "ns/order")
 }
 
-// BenchmarkFeedApplyBatch is the feed's cost per command: the events of one
-// random command applied under the lock, then the packet kept in the window
-// and sent as a UDP datagram on loopback; "ab" sends it on a B line too.
-func BenchmarkFeedApplyBatch(b *testing.B) {
-	var batches [][][]byte
+// commandEvents is the events of n random commands, each command's apart.
+func commandEvents(b *testing.B, n int) [][][]byte {
 	sim := newVenueSim(b, 51)
-	for i := 0; i < 20000; i++ {
+	batches := make([][][]byte, 0, n)
+	for range n {
 		var batch [][]byte
 		for _, ev := range sim.next().All() {
 			batch = append(batch, append([]byte(nil), ev...))
 		}
 		batches = append(batches, batch)
 	}
+	return batches
+}
+
+// benchFeedCommands runs apply on a feed from newFeed for each command's
+// events in turn, a fresh feed after the last (its books would fill).
+func benchFeedCommands(b *testing.B, batches [][][]byte, cfg FeedConfig, standbyB bool, apply func(*Feed, [][]byte) error) {
+	newFeed := func() *Feed {
+		f, err := NewFeed(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if standbyB {
+			f.SendStandbyB()
+		}
+		return f
+	}
+	f := newFeed()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
+		if k == len(batches) {
+			b.StopTimer()
+			_ = f.Close()
+			f, k = newFeed(), 0
+			b.StartTimer()
+		}
+		if err := apply(f, batches[k]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	_ = f.Close()
+}
+
+// BenchmarkFeedApplyBatch is the feed's cost per command: the events of one
+// random command applied under the lock, then the packet kept in the window
+// and sent as a UDP datagram on loopback; "ab" sends it on a B line too.
+func BenchmarkFeedApplyBatch(b *testing.B) {
+	batches := commandEvents(b, 20000)
 	for _, lines := range []string{"a", "ab"} {
 		b.Run(lines, func(b *testing.B) {
 			sink, sinkB := udpSinkB(b), ""
 			if lines == "ab" {
 				sinkB = udpSinkB(b)
 			}
-			newFeed := func() *Feed {
-				f, err := NewFeed(FeedConfig{
-					Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
-					FeedAddr: sink, FeedBAddr: sinkB, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				return f
-			}
-			f := newFeed()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
-				if k == len(batches) {
-					b.StopTimer()
-					_ = f.Close()
-					f, k = newFeed(), 0
-					b.StartTimer()
-				}
-				if err := f.ApplyBatch(batches[k]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			_ = f.Close()
+			cfg := FeedConfig{Tracker: TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+				FeedAddr: sink, FeedBAddr: sinkB, Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}}
+			benchFeedCommands(b, batches, cfg, false, (*Feed).ApplyBatch)
 		})
 	}
 }
@@ -113,52 +128,21 @@ func BenchmarkFeedApplyBatch(b *testing.B) {
 // packet in the window, as a follower without the B line does; "b" sends
 // it on the B line too (marketdata.feed_b_from = "followers").
 func BenchmarkStandbyFeed(b *testing.B) {
-	var batches [][][]byte
-	sim := newVenueSim(b, 51)
-	for i := 0; i < 20000; i++ {
-		var batch [][]byte
-		for _, ev := range sim.next().All() {
-			batch = append(batch, append([]byte(nil), ev...))
-		}
-		batches = append(batches, batch)
-	}
+	batches := commandEvents(b, 20000)
 	for _, mode := range []string{"quiet", "b"} {
 		b.Run(mode, func(b *testing.B) {
-			sink, sinkB := udpSinkB(b), udpSinkB(b)
-			newFeed := func() *Feed {
-				f, err := NewFeed(FeedConfig{
-					Tracker:  TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
-					FeedAddr: sink, FeedBAddr: sinkB, BLineFromStandby: true, Standby: true,
-					Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if mode == "b" {
-					f.SendStandbyB()
-				}
-				return f
-			}
-			f := newFeed()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i, k := 0, 0; i < b.N; i, k = i+1, k+1 {
-				if k == len(batches) {
-					b.StopTimer()
-					_ = f.Close()
-					f, k = newFeed(), 0
-					b.StartTimer()
-				}
-				for _, ev := range batches[k] {
+			cfg := FeedConfig{Tracker: TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
+				FeedAddr: udpSinkB(b), FeedBAddr: udpSinkB(b), BLineFromStandby: true, Standby: true,
+				Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}}
+			benchFeedCommands(b, batches, cfg, mode == "b", func(f *Feed, events [][]byte) error {
+				for _, ev := range events {
 					if err := f.Replay(ev); err != nil {
-						b.Fatal(err)
+						return err
 					}
 				}
-				if _, err := f.EndStandbyCommand(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			_ = f.Close()
+				_, err := f.EndStandbyCommand()
+				return err
+			})
 		})
 	}
 }

@@ -52,17 +52,7 @@ func TestClusterMarketDataAcrossFailover(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	// The client joined by a snapshot; from here on it must need none.
 	before := waitInSync(t, client)
-	h.kill(l)
-	wait()
-	nl := h.leader(30 * time.Second)
-	if nl == l {
-		t.Fatalf("node %d still leads after kill -9", l+1)
-	}
-	h.start(l)
-	wait = h.round("after", false)
-	time.Sleep(1500 * time.Millisecond)
-	h.endRound(wait)
-	h.quiesce(30 * time.Second)
+	nl := h.failoverWhileTrading(l, wait)
 
 	// An end of day on the new leader sets every volume on the feed to 0,
 	// with an InstrumentStatus of reason EndOfDay per instrument, which the
@@ -107,6 +97,25 @@ func TestClusterMarketDataAcrossFailover(t *testing.T) {
 	}
 	t.Logf("leader %d killed, node %d leads; feed client: %d messages, %d gaps filled by %d retransmissions, %d duplicates",
 		l+1, nl+1, stats.Messages, stats.Gaps, stats.Retransmissions, stats.Duplicates)
+}
+
+// failoverWhileTrading kills leader l (kill -9) while the sessions trade in
+// the round wait ends, restarts it, trades a round more on the new leader
+// and waits for the nodes to agree; it returns the new leader.
+func (h *clusterHarness) failoverWhileTrading(l int, wait func()) int {
+	h.t.Helper()
+	h.kill(l)
+	wait()
+	nl := h.leader(30 * time.Second)
+	if nl == l {
+		h.t.Fatalf("node %d still leads after kill -9", l+1)
+	}
+	h.start(l)
+	wait = h.round("after", false)
+	time.Sleep(1500 * time.Millisecond)
+	h.endRound(wait)
+	h.quiesce(30 * time.Second)
+	return nl
 }
 
 // clientHasEngineBooks checks that the feed client's books are exactly the
@@ -192,17 +201,7 @@ func TestClusterBLineFromFollowers(t *testing.T) {
 	if before.Lines[1].Datagrams == 0 {
 		t.Fatalf("the feed client read nothing on the B line: %+v", before)
 	}
-	h.kill(l)
-	wait()
-	nl := h.leader(30 * time.Second)
-	if nl == l {
-		t.Fatalf("node %d still leads after kill -9", l+1)
-	}
-	h.start(l)
-	wait = h.round("after", false)
-	time.Sleep(1500 * time.Millisecond)
-	h.endRound(wait)
-	h.quiesce(30 * time.Second)
+	nl := h.failoverWhileTrading(l, wait)
 	eventually(t, fmt.Sprintf("node %d, restarted as a follower, sending the B line", l+1), func() error {
 		if n := metricstest.Float(t, metricstest.Scrape(t, h.status[l]), "fixvenue_cluster_line_b_packets_sent_total"); n == 0 {
 			return fmt.Errorf("fixvenue_cluster_line_b_packets_sent_total %v", n)
