@@ -1,8 +1,10 @@
 package marketdata
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/fixvenue/fixvenue/internal/testports"
 	"github.com/fixvenue/fixvenue/marketdata/feedclient"
+	"github.com/fixvenue/fixvenue/marketdata/packet"
 )
 
 // replayCommands replays n commands of sim into a standby feed, ending
@@ -167,4 +170,87 @@ func TestStandbyFeedClosesSilently(t *testing.T) {
 			t.Fatalf("a live feed's Close sent nothing on line %s: %v", name, err)
 		}
 	}
+}
+
+// windowMessages is every message a feed's window holds, by sequence number.
+func windowMessages(t *testing.T, w *window) map[uint64][]byte {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[uint64][]byte{}
+	var rd packet.Reader
+	for p := w.first; p < w.next; p++ {
+		i := p % uint64(len(w.slots))
+		s := w.slots[i]
+		start := int(i) * packet.DatagramBytesMax
+		if err := rd.Reset(w.arena[start : start+s.n]); err != nil {
+			t.Fatal(err)
+		}
+		seq := rd.Seq
+		for msg, ok := rd.Next(); ok; msg, ok = rd.Next() {
+			out[seq] = bytes.Clone(msg)
+			seq++
+		}
+	}
+	return out
+}
+
+// TestStandbyFeedGivesTheLiveFeedsMessages: a standby feed that replays
+// random commands event by event and ends them in groups of one to three
+// (EndStandbyCommand, as a follower at each batch of committed commands)
+// numbers exactly the messages of a live feed that applied the same
+// commands in batches of one to four (ApplyBatch, as the leader's pipeline
+// hands them over): the same bytes under each sequence number, in packets
+// bounded otherwise.
+func TestStandbyFeedGivesTheLiveFeedsMessages(t *testing.T) {
+	const commands = 3000
+	cfg := standbyConfig(udpSink(t).LocalAddr().String(), udpSink(t).LocalAddr().String())
+	cfg.Recovery.WindowPackets = 2 * commands // every packet of either kept
+	standby, err := NewFeed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Close()
+	standby.SendStandbyB()
+	cfg.Standby, cfg.Recovery.Addr = false, "127.0.0.1:0"
+	live, err := NewFeed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	simLive, simStandby := newVenueSim(t, 77), newVenueSim(t, 77)
+	for done := 0; done < commands; {
+		n := min(1+rng.IntN(4), commands-done)
+		var batch [][]byte
+		for range n {
+			for _, ev := range simLive.next().All() {
+				batch = append(batch, bytes.Clone(ev))
+			}
+		}
+		if err := live.ApplyBatch(batch); err != nil {
+			t.Fatal(err)
+		}
+		done += n
+	}
+	for done := 0; done < commands; {
+		n := min(1+rng.IntN(3), commands-done)
+		replayCommands(t, standby, simStandby, n-1, false)
+		replayCommands(t, standby, simStandby, 1, true)
+		done += n
+	}
+	ls, ss := live.Stats(), standby.Stats()
+	if ls.NextSeq != ss.NextSeq || ls.NextSeq < commands {
+		t.Fatalf("the live feed numbered up to %d, the standby up to %d", ls.NextSeq, ss.NextSeq)
+	}
+	if ls.PacketsSent == ss.LineBPacketsSent {
+		t.Fatalf("both feeds made %d packets: the test does not bound them otherwise", ls.PacketsSent)
+	}
+	lm, sm := windowMessages(t, live.win), windowMessages(t, standby.win)
+	for seq := uint64(1); seq < ls.NextSeq; seq++ {
+		if !bytes.Equal(lm[seq], sm[seq]) {
+			t.Fatalf("message %d: live feed %x, standby feed %x", seq, lm[seq], sm[seq])
+		}
+	}
+	t.Logf("%d commands, %d messages: %d packets on the live feed, %d on the standby's B line", commands, ls.NextSeq-1, ls.PacketsSent, ss.LineBPacketsSent)
 }
