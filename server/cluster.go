@@ -405,6 +405,7 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 	c.sendingB = cfg.MarketData.FeedBFrom == config.FeedBFromFollowers
 	if c.sendingB && c.feed != nil {
 		c.feed.SendStandbyB()
+		c.log.Info("market data: this node sends the feed's B line while it follows", "line_b", c.feed.FeedBAddr().String())
 	}
 	// The refusal is the start's, as a single venue's: Open replayed the
 	// commands committed before it. Those applied from here on come from a

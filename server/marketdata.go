@@ -193,5 +193,13 @@ func (s *Server) startFeed() {
 		defer s.wg.Done()
 		s.fixmd.Run()
 	}()
-	s.log.Info("market data feed", "udp", s.feed.FeedAddr().String(), "recovery", s.feed.RecoveryAddr().String())
+	lineB := "none"
+	switch {
+	case s.cfg.MarketData.FeedBAddr == "":
+	case s.cfg.MarketData.FeedBFrom == config.FeedBFromFollowers:
+		lineB = s.cfg.MarketData.FeedBAddr + " (from the followers)"
+	default:
+		lineB = s.feed.FeedBAddr().String()
+	}
+	s.log.Info("market data feed", "udp", s.feed.FeedAddr().String(), "line_b", lineB, "recovery", s.feed.RecoveryAddr().String())
 }

@@ -194,6 +194,12 @@ func TestClusterBLineFromFollowers(t *testing.T) {
 			return nil
 		})
 	}
+	for i, want := range map[int]string{l: `line_b="` + lineB + ` (from the followers)"`,
+		(l + 1) % 3: "this node sends the feed's B line while it follows", (l + 2) % 3: "this node sends the feed's B line while it follows"} {
+		if !strings.Contains(h.procs[i].logs(), want) {
+			t.Fatalf("node %d's log does not say %q:\n%s", i+1, want, lastLines(h.procs[i].logs(), 30))
+		}
+	}
 	m := metricstest.Scrape(t, metrics[l])
 	if a, b := metricstest.Float(t, m, "fixvenue_md_packets_sent_total"), metricstest.Float(t, m, "fixvenue_md_line_b_packets_sent_total"); a == 0 || b != 0 {
 		t.Fatalf("the leader (node %d) sent %v packets on the A line and %v on the B line: want the A line alone", l+1, a, b)

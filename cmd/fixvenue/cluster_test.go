@@ -426,6 +426,11 @@ func (h *clusterHarness) converge(timeout time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	for i, p := range h.procs {
+		if p != nil {
+			h.t.Logf("node %d log:\n%s", i+1, lastLines(p.logs(), 40))
+		}
+	}
 	h.t.Fatalf("nodes did not converge in %s: %s", timeout, last)
 }
 
