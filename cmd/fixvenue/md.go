@@ -26,7 +26,8 @@ const mdUsage = `usage: fixvenue md <command> [options]
 commands:
   watch [--symbol SYM] [--feed-addr A] [--feed-b-addr B] [--recovery-addr A]
                   draw the instrument's book and trades from the feed, live, until interrupted
-                  (an instrument not listed yet is waited for: one added at runtime appears)
+                  (an instrument not listed yet is waited for: one added at runtime appears;
+                  with --feed-b-addr, what each line brought)
   book [--symbol SYM] [--feed-addr A] [--feed-b-addr B] [--recovery-addr A] [--timeout D]
                   print the instrument's book once, as JSON
   latency [--feed-addr A] [--duration D]

@@ -242,6 +242,41 @@ func TestMarketDataWatchShowsTheIndicative(t *testing.T) {
 	}
 }
 
+// TestMarketDataWatchShowsBothLines: `fixvenue md watch --feed-b-addr`
+// reads a venue's B line beside its A line and says what each brought, so
+// an operator sees that the B line arrives.
+func TestMarketDataWatchShowsBothLines(t *testing.T) {
+	t.Parallel()
+	lineB := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	v := startVenue(t, feedVenueConfig(t, fmt.Sprintf("feed_b_addr = %q\n[[session]]\ncomp_id = \"CLIENT1\"\n", lineB)))
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watch := exec.CommandContext(ctx, binPath, "md", "watch", "--symbol", "ACME", "--feed-addr", v.ready.FeedAddr,
+		"--feed-b-addr", lineB, "--recovery-addr", v.ready.RecoveryAddr)
+	var out lockedbuf.Buffer
+	watch.Stdout, watch.Stderr = &out, &out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	both := regexp.MustCompile(`lines: A [1-9][0-9]* datagrams \([0-9]+ duplicates\), B [1-9][0-9]* datagrams \([1-9][0-9]* duplicates\)`)
+	for i := 0; !both.MatchString(out.String()); i++ {
+		if ctx.Err() != nil {
+			t.Fatalf("md watch never showed both lines bringing datagrams:\n%s", out.String())
+		}
+		// An order a step, each changing ACME's book: the watch draws
+		// again, with the lines' counts.
+		if err := c.Send("D", fixclient.F(11, fmt.Sprintf("o%d", i)), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, "2"),
+			fixclient.F(44, "99.00"), fixclient.F(59, "0")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
 // TestMarketDataWatchShowsAnUncrossTradeAsAnAuction: an uncross's trades
 // have no aggressor (the feed's Trade says auction, its aggressorSide is Buy
 // only by convention), so `fixvenue md watch` marks them auction; it showed

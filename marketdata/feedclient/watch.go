@@ -180,9 +180,20 @@ func (w *watcher) maybeDraw() {
 			w.buf = fmt.Appendf(w.buf, "passed over: %v; the next address answered\n", err)
 		}
 	}
+	if w.client.lines > 1 {
+		w.buf = appendLinesView(w.buf, w.client.Stats().Lines)
+	}
 	if _, err := w.out.Write(w.buf); err != nil && w.writeErr == nil {
 		w.writeErr = err
 	}
+}
+
+// appendLinesView says what each line brought, with two lines: a line that
+// brings nothing (a B line nobody sends, a network down) shows as 0, and
+// one that brings only what the other brought first as all duplicates.
+func appendLinesView(dst []byte, lines [2]LineStats) []byte {
+	return fmt.Appendf(dst, "\nlines: A %d datagrams (%d duplicates), B %d datagrams (%d duplicates)\n",
+		lines[0].Datagrams, lines[0].Duplicates, lines[1].Datagrams, lines[1].Duplicates)
 }
 
 // watchSymbolsListed bounds the symbols the waiting screen names.

@@ -37,3 +37,11 @@ func TestBookViewIndicative(t *testing.T) {
 		t.Fatalf("open: %q", got)
 	}
 }
+
+// TestLinesView: with two lines the watch says what each brought.
+func TestLinesView(t *testing.T) {
+	got := string(appendLinesView(nil, [2]LineStats{{Datagrams: 12, Duplicates: 3}, {Datagrams: 9}}))
+	if want := "\nlines: A 12 datagrams (3 duplicates), B 9 datagrams (0 duplicates)\n"; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+}
