@@ -188,8 +188,11 @@
 //
 // Node.Committed is the seq of the last command this node knows committed
 // and has passed to NodeConfig.Apply, in order, exactly once per process:
-// at Open the committed part of the journal, later each committed entry.
-// A command at or below it is on the disks of a quorum. The serving
+// at Open the committed part of the journal, later each committed entry;
+// NodeConfig.Applied follows each batch of entries committed together
+// (never Open's replay), where a follower hands on what a batch built (its
+// standby feed's B-line packets). A command at or below it is on the disks
+// of a quorum. The serving
 // leader's durable sequence is not it but Journal's: the last of its own
 // batches the Runner saw committed, which never covers a batch whose fate
 // became unknown (a deposed node's Committed goes on with the new leader's
