@@ -2,6 +2,7 @@ package marketdata
 
 import (
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/marketdata/packet"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -133,14 +134,16 @@ func BenchmarkStandbyFeed(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			cfg := FeedConfig{Tracker: TrackerConfig{Instruments: simTrackerDefs(), OrdersMax: simOrdersMax, LevelsMax: 1024},
 				FeedAddr: udpSinkB(b), FeedBAddr: udpSinkB(b), BLineFromStandby: true, Standby: true,
-				Recovery: RecoveryConfig{Addr: "127.0.0.1:0"}}
+				Recovery: RecoveryConfig{Addr: "127.0.0.1:0"},
+				// The simulated commands' time, so that none is too old to send.
+				Clock: func() time.Time { return time.Unix(0, simStartNs) }}
 			benchFeedCommands(b, batches, cfg, mode == "b", func(f *Feed, events [][]byte) error {
 				for _, ev := range events {
 					if err := f.Replay(ev); err != nil {
 						return err
 					}
 				}
-				_, err := f.EndStandbyCommand()
+				_, _, err := f.EndStandbyCommand()
 				return err
 			})
 		})

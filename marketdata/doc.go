@@ -182,7 +182,8 @@
 // numbers are the live feed's (a replay gives them wherever a batch ends),
 // only the packets are bounded otherwise, and a receiver reads messages.
 // A standby feed sends no heartbeat: two followers sending would announce
-// different ends on one line. A standby feed's Close sends nothing either:
+// different ends on one line. Nor does it send a packet older than
+// StandbyBLineAgeMax (a follower catching up): it keeps it in its window. A standby feed's Close sends nothing either:
 // its EndOfSession would tell the receivers of the live feed that it
 // ended.
 //

@@ -308,18 +308,19 @@ func (f *Feed) SendStandbyB() {
 // command (the messages are those the command gives wherever its batch
 // ends; only the packets' bounds differ): the packet goes out on the B
 // line when the feed sends it (SendStandbyB), else into the window alone.
-// It returns the packets sent on the B line.
-func (f *Feed) EndStandbyCommand() (sentB uint64, err error) {
+// It returns the packets sent on the B line, and those kept off it as
+// older than StandbyBLineAgeMax.
+func (f *Feed) EndStandbyCommand() (sentB, staleB uint64, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return 0, ErrFeedClosed
+		return 0, 0, ErrFeedClosed
 	}
-	before := f.pub.packetsSentB.Load()
+	sent, stale := f.pub.packetsSentB.Load(), f.pub.packetsStaleB.Load()
 	if err := f.endBatchLocked(true); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return f.pub.packetsSentB.Load() - before, nil
+	return f.pub.packetsSentB.Load() - sent, f.pub.packetsStaleB.Load() - stale, nil
 }
 
 // Run consumes events from src until WaitFor fails (the pipeline alerts the
@@ -614,9 +615,10 @@ type FeedStats struct {
 	BytesSent      uint64
 	SendErrors     uint64 // datagrams the socket refused, on either line; clients recover them
 	HeartbeatsSent uint64
-	// LineBPacketsSent counts the packets sent on the B line (FeedBAddr).
-	LineBPacketsSent uint64
-	Recovery         RecoveryStats
+	// LineBPacketsSent counts the packets sent on the B line (FeedBAddr);
+	// LineBStale a standby's packets kept off it (StandbyBLineAgeMax).
+	LineBPacketsSent, LineBStale uint64
+	Recovery                     RecoveryStats
 }
 
 // Stats returns the counters.
@@ -629,6 +631,7 @@ func (f *Feed) Stats() FeedStats {
 	s.SendErrors = f.pub.sendErrors.Load()
 	s.HeartbeatsSent = f.pub.heartbeatsSent.Load()
 	s.LineBPacketsSent = f.pub.packetsSentB.Load()
+	s.LineBStale = f.pub.packetsStaleB.Load()
 	s.Recovery = f.recovery.stats()
 	return s
 }

@@ -31,7 +31,8 @@ type publisher struct {
 	quiet bool
 	// bFromStandby sends the B line from a standby feed alone
 	// (FeedConfig.BLineFromStandby): a live feed sends line A only, and a
-	// quiet one with standbyB set sends what it builds on line B.
+	// quiet one with standbyB set sends what it builds on line B, but for
+	// packets older than StandbyBLineAgeMax.
 	bFromStandby, standbyB bool
 
 	mu         sync.Mutex // guards lastSendNs and hbBuf, and orders packets and heartbeats on the socket
@@ -40,6 +41,7 @@ type publisher struct {
 
 	packetsSent    atomic.Uint64
 	packetsSentB   atomic.Uint64
+	packetsStaleB  atomic.Uint64 // a standby's packets kept off the B line (StandbyBLineAgeMax)
 	bytesSent      atomic.Uint64
 	sendErrors     atomic.Uint64
 	heartbeatsSent atomic.Uint64
@@ -110,10 +112,26 @@ func (p *publisher) WritePacket(pkt []byte, seq uint64, count int) error {
 	case !p.quiet:
 		p.send(pkt)
 	case p.standbyB:
+		var h mdsbe.PacketHeader
+		if h.Wrap(pkt, 0) == nil && p.now().UnixNano()-h.SendingTimeNs() > int64(StandbyBLineAgeMax) {
+			p.packetsStaleB.Add(1)
+			break
+		}
 		p.sendB(pkt)
 	}
 	return nil
 }
+
+// StandbyBLineAgeMax bounds the age of the packets a standby feed sends on
+// the B line: the time from a packet's first event (its sending time, the
+// command's FIX arrival on the leader) to the standby's clock. A follower
+// catching up (restarted, or back from a partition) applies commands
+// minutes old at full speed; its receivers have them from the A line or
+// recover them, and a flood of them on the B line would crowd out the
+// live datagrams both lines share a network with. They go into its window
+// alone, counted (FeedStats.LineBStale). A follower's clock more than this
+// ahead of the leader's sends nothing on the B line.
+const StandbyBLineAgeMax = 2 * time.Second
 
 // sendB sends a standby feed's packet on the B line alone.
 func (p *publisher) sendB(pkt []byte) {

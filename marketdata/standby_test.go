@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func replayCommands(t *testing.T, f *Feed, sim *venueSim, n int, end bool) {
 			}
 		}
 		if end {
-			if _, err := f.EndStandbyCommand(); err != nil {
+			if _, _, err := f.EndStandbyCommand(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -69,8 +70,12 @@ func TestStandbyFeedSendsTheBLine(t *testing.T) {
 	}
 	defer standby.Close()
 	// Both apply every command: the live feed in batches, the standby one
-	// event at a time. Before SendStandbyB the standby sends nothing.
+	// event at a time. Before SendStandbyB the standby sends nothing. The
+	// commands are stamped now, as a live venue's are: the standby sends
+	// none older than StandbyBLineAgeMax.
 	simLive, simStandby := newVenueSim(t, 41), newVenueSim(t, 41)
+	simLive.nowNs = time.Now().UnixNano()
+	simStandby.nowNs = simLive.nowNs
 	live.run(simLive, 50)
 	replayCommands(t, standby, simStandby, 50, true)
 	if st := standby.Stats(); st.LineBPacketsSent != 0 || st.PacketsSent != 0 {
@@ -107,8 +112,8 @@ func TestStandbyFeedSendsTheBLine(t *testing.T) {
 	if ls.LineBPacketsSent != 0 || ls.PacketsSent == 0 {
 		t.Fatalf("the live feed sent %d packets on line A and %d on line B: want line A alone", ls.PacketsSent, ls.LineBPacketsSent)
 	}
-	if ss.PacketsSent != 0 || ss.LineBPacketsSent == 0 {
-		t.Fatalf("the standby feed sent %d packets on line A and %d on line B: want line B alone", ss.PacketsSent, ss.LineBPacketsSent)
+	if ss.PacketsSent != 0 || ss.LineBPacketsSent == 0 || ss.LineBStale != 0 {
+		t.Fatalf("the standby feed sent %d packets on line A and %d on line B (%d kept off as stale): want line B alone, all of it", ss.PacketsSent, ss.LineBPacketsSent, ss.LineBStale)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -172,8 +177,9 @@ func TestStandbyFeedClosesSilently(t *testing.T) {
 	}
 }
 
-// windowMessages is every message a feed's window holds, by sequence number.
-func windowMessages(t *testing.T, w *window) map[uint64][]byte {
+// windowMessages is every message a feed's window holds, by sequence
+// number, and the number of its packets.
+func windowMessages(t *testing.T, w *window) (map[uint64][]byte, int) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -192,7 +198,7 @@ func windowMessages(t *testing.T, w *window) map[uint64][]byte {
 			seq++
 		}
 	}
-	return out
+	return out, int(w.next - w.first)
 }
 
 // TestStandbyFeedGivesTheLiveFeedsMessages: a standby feed that replays
@@ -243,14 +249,60 @@ func TestStandbyFeedGivesTheLiveFeedsMessages(t *testing.T) {
 	if ls.NextSeq != ss.NextSeq || ls.NextSeq < commands {
 		t.Fatalf("the live feed numbered up to %d, the standby up to %d", ls.NextSeq, ss.NextSeq)
 	}
-	if ls.PacketsSent == ss.LineBPacketsSent {
-		t.Fatalf("both feeds made %d packets: the test does not bound them otherwise", ls.PacketsSent)
+	lm, lp := windowMessages(t, live.win)
+	sm, sp := windowMessages(t, standby.win)
+	if lp == sp {
+		t.Fatalf("both feeds made %d packets: the test does not bound them otherwise", lp)
 	}
-	lm, sm := windowMessages(t, live.win), windowMessages(t, standby.win)
 	for seq := uint64(1); seq < ls.NextSeq; seq++ {
 		if !bytes.Equal(lm[seq], sm[seq]) {
 			t.Fatalf("message %d: live feed %x, standby feed %x", seq, lm[seq], sm[seq])
 		}
 	}
-	t.Logf("%d commands, %d messages: %d packets on the live feed, %d on the standby's B line", commands, ls.NextSeq-1, ls.PacketsSent, ss.LineBPacketsSent)
+	t.Logf("%d commands, %d messages: %d packets on the live feed, %d on the standby", commands, ls.NextSeq-1, lp, sp)
+}
+
+// TestStandbyFeedKeepsStalePacketsOffTheBLine: a standby feed sending the B
+// line sends no packet whose first event is older than StandbyBLineAgeMax
+// by its clock (a follower catching up applies commands minutes old at full
+// speed: its receivers have them from the A line, and a flood of them would
+// crowd the live datagrams); it keeps them in its window, counted, and
+// sends the fresh ones that follow.
+func TestStandbyFeedKeepsStalePacketsOffTheBLine(t *testing.T) {
+	sinkB := udpSink(t)
+	defer sinkB.Close()
+	var nowNs atomic.Int64
+	cfg := standbyConfig(udpSink(t).LocalAddr().String(), sinkB.LocalAddr().String())
+	cfg.Clock = func() time.Time { return time.Unix(0, nowNs.Load()) }
+	f, err := NewFeed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.SendStandbyB()
+	sim := newVenueSim(t, 9)
+	nowNs.Store(sim.nowNs + int64(StandbyBLineAgeMax) + int64(time.Minute)) // a minute behind, and more
+	replayCommands(t, f, sim, 40, true)
+	st := f.Stats()
+	if st.LineBPacketsSent != 0 || st.LineBStale == 0 {
+		t.Fatalf("commands more than %s old: %d packets sent on the B line, %d kept off", StandbyBLineAgeMax, st.LineBPacketsSent, st.LineBStale)
+	}
+	_ = sinkB.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, err := sinkB.Read(make([]byte, 2048)); err == nil {
+		t.Fatalf("the B line got a datagram of %d bytes of stale commands", n)
+	}
+	before := st.NextSeq
+	nowNs.Store(sim.nowNs) // caught up: the next commands are fresh
+	replayCommands(t, f, sim, 40, true)
+	st = f.Stats()
+	if st.LineBPacketsSent == 0 || st.NextSeq <= before {
+		t.Fatalf("fresh commands: %d packets sent on the B line, next seq %d after %d", st.LineBPacketsSent, st.NextSeq, before)
+	}
+	_ = sinkB.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := sinkB.Read(make([]byte, 2048)); err != nil {
+		t.Fatalf("the B line got nothing of the fresh commands: %v", err)
+	}
+	if oldest, _ := f.win.bounds(); oldest != 1 {
+		t.Fatalf("the window starts at seq %d: the stale packets must be kept for recovery", oldest)
+	}
 }

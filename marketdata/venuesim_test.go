@@ -59,6 +59,9 @@ type venueSim struct {
 	mid   map[uint32]int64
 }
 
+// simStartNs is the simulated venue's clock at its first command.
+const simStartNs = 1_700_000_000_000_000_000
+
 func newVenueSim(t testing.TB, seed uint64) *venueSim {
 	m, err := core.NewMatcher(core.Config{OrdersMax: simOrdersMax, ClOrdIDsMax: 1 << 17, SessionsMax: simSessions + 1,
 		LevelsPerSideMax: 1024, Instruments: simInstruments})
@@ -66,7 +69,7 @@ func newVenueSim(t testing.TB, seed uint64) *venueSim {
 		t.Fatal(err)
 	}
 	s := &venueSim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9E3779B97F4A7C15)), m: m,
-		sink: core.NewBufferSink(64), nowNs: 1_700_000_000_000_000_000,
+		sink: core.NewBufferSink(64), nowNs: simStartNs,
 		mid: map[uint32]int64{}}
 	for _, in := range simInstruments {
 		s.mid[in.ID] = in.RefPriceTicks

@@ -246,6 +246,7 @@ type ClusterNode struct {
 	// the B line (appliedBatch); lineBSent counts its packets.
 	sendingB    bool
 	lineBSent   atomic.Uint64
+	lineBStale  atomic.Uint64
 	fixmd       *fixmd.Handler
 	orderToFeed *latency.Recorder
 	sink        standbySink
@@ -533,13 +534,14 @@ func (c *ClusterNode) appliedBatch() {
 	if !c.sendingB || c.leading.Load() || c.feed == nil || c.sink.err != nil {
 		return
 	}
-	n, err := c.feed.EndStandbyCommand()
+	n, stale, err := c.feed.EndStandbyCommand()
 	if err != nil {
 		c.log.Error("cluster: ALERT: the standby market data feed failed; this node will not publish market data if it leads", "err", err)
 		c.closeFeed()
 		return
 	}
 	c.lineBSent.Add(n)
+	c.lineBStale.Add(stale)
 }
 
 // snapshot writes the journal snapshot of Snapshot command seq, as the
@@ -1320,6 +1322,9 @@ func (c *ClusterNode) registerMetrics() {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_line_b_packets_sent_total",
 			Help: "Feed packets this node's standby feed sent on the B line while following (marketdata.feed_b_from = \"followers\"; the leader's venue counts its lines in fixvenue_md_*)."},
 			func() float64 { return float64(c.lineBSent.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_line_b_packets_stale_total",
+			Help: "Feed packets this node's standby feed kept off the B line as older than " + marketdata.StandbyBLineAgeMax.String() + " (a follower catching up: receivers have them from the A line)."},
+			func() float64 { return float64(c.lineBStale.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_conns_rejected_total", Help: "Peer connections refused (garbage, other cluster)."},
 			func() float64 { return float64(ts.ConnsRejected.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_peer_frames_bad_total", Help: "Peer frames with a bad length, CRC or message."},
