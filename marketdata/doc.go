@@ -183,9 +183,9 @@
 // only the packets are bounded otherwise, and a receiver reads messages.
 // A standby feed sends no heartbeat: two followers sending would announce
 // different ends on one line. Nor does it send a packet older than
-// StandbyBLineAgeMax (a follower catching up): it keeps it in its window. A standby feed's Close sends nothing either:
-// its EndOfSession would tell the receivers of the live feed that it
-// ended.
+// StandbyBLineAgeMax (a follower catching up): it keeps it in its window.
+// A standby feed's Close sends nothing either: its EndOfSession would tell
+// the receivers of the live feed that it ended.
 //
 // # The trading day
 //
