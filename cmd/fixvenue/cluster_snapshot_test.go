@@ -34,7 +34,14 @@ import (
 // prints the same line on all three nodes.
 func TestClusterFollowerCatchesUpFromSnapshot(t *testing.T) {
 	_, _, md := clusterMarketData(t)
-	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\ncheckpoint_interval = \"1s\"\n", md)
+	// The followers send the B line, ending a packet at each batch of
+	// committed commands: a standby feed restored from a Raft snapshot or a
+	// checkpoint keeps the state the other follower's has all the same.
+	lineB := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	withB := func(i int) string {
+		return md(i) + fmt.Sprintf("\nfeed_b_addr = %q\nfeed_b_from = \"followers\"", lineB)
+	}
+	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\ncheckpoint_interval = \"1s\"\n", withB)
 	// Small segments, so that the restarts at the end have sealed ones to
 	// move to the archive.
 	h.editConfigs("segment_bytes = 4194304", "segment_bytes = 65536")
