@@ -27,7 +27,9 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, testConfig(t, t.TempDir(), riskDashboardExtra), Options{})
+	cfg := testConfig(t, t.TempDir(), riskDashboardExtra)
+	withMarketData(t, cfg) // the feed's panels
+	s := startServer(t, cfg, Options{})
 	c := logon(t, s, "CLIENT1", true)
 	sendOrder(t, c, order{id: "r1", sym: "NOPE", side: "1", qty: "1", px: "1"}) // one reject, so the reason vector exists
 	expectER(t, c, map[int]string{11: "r1", 150: "8"})
