@@ -133,6 +133,10 @@ func (p *publisher) WritePacket(pkt []byte, seq uint64, count int) error {
 // ahead of the leader's sends nothing on the B line.
 const StandbyBLineAgeMax = 2 * time.Second
 
+// liveB reports whether the live feed sends the B line too (a standby's
+// sends it instead with bFromStandby).
+func (p *publisher) liveB() bool { return p.dstB != nil && !p.bFromStandby }
+
 // sendB sends a standby feed's packet on the B line alone.
 func (p *publisher) sendB(pkt []byte) {
 	p.mu.Lock()
@@ -152,7 +156,7 @@ func (p *publisher) send(pkt []byte) {
 	p.mu.Lock()
 	_, err := p.conn.WriteToUDP(pkt, p.dst)
 	var errB error
-	lineB := p.dstB != nil && !p.bFromStandby
+	lineB := p.liveB()
 	if lineB {
 		_, errB = p.conn.WriteToUDP(pkt, p.dstB)
 	}
@@ -199,7 +203,7 @@ func (p *publisher) heartbeatIfIdle(interval time.Duration) {
 	_ = m.WrapEncode(buf, packet.HeaderSize+packet.LengthPrefixSize)
 	m.SetNextSeq(nextSeq)
 	_, err := p.conn.WriteToUDP(buf, p.dst)
-	if p.dstB != nil && !p.bFromStandby {
+	if p.liveB() {
 		if _, errB := p.conn.WriteToUDP(buf, p.dstB); errB != nil {
 			p.sendErrors.Add(1)
 		}
