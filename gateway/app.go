@@ -53,6 +53,7 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 		s.mu.Unlock()
 	}
 	fresh := !s.loggedOn.Swap(true)
+	s.everLoggedOn.Store(true)
 	if fresh {
 		g.metrics.loggedOn.Inc()
 	}

@@ -246,6 +246,9 @@ type session struct {
 	messages slidingWindow
 	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax), since the logon
 	loggedOn atomic.Bool
+	// everLoggedOn: the session has logged on since the gateway was built
+	// (LoggedOnSinceStart).
+	everLoggedOn atomic.Bool
 	// conn is the connection the session logged on over, loggedOutConn the
 	// one it last logged out of (Pacer.WriteDone's channel is each
 	// connection's own); QuickFIX/Go's goroutine of the session alone uses

@@ -10,6 +10,15 @@ func (g *Gateway) LoggedOn(idx uint16) bool {
 	return g.sessions[idx].loggedOn.Load()
 }
 
+// LoggedOnSinceStart reports whether session id has logged on to this
+// gateway since it was built (false for an unknown session): on a cluster's
+// leader, whether its FIX store holds the numbers of this leadership
+// (docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a new leader").
+func (g *Gateway) LoggedOnSinceStart(id quickfix.SessionID) bool {
+	s, ok := g.bySession[id]
+	return ok && s.everLoggedOn.Load()
+}
+
 // SessionID returns the QuickFIX/Go id of session idx.
 func (g *Gateway) SessionID(idx uint16) (quickfix.SessionID, bool) {
 	if int(idx) >= len(g.sessions) {

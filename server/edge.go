@@ -186,6 +186,7 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	}
 	if r := s.opts.Replica; r != nil {
 		ec.Socket = r.FIXSocket
+		ec.CheckSeqNums = s.seqNumsOnNewLeader
 	}
 	l, err := edge.Listen(ec)
 	if err != nil {
@@ -211,4 +212,39 @@ func (s *Server) listenEdge() (net.Listener, error) {
 			ConstLabels: prometheus.Labels{"reason": r.String()}}, func() float64 { return float64(st.Count(r)) }))
 	}
 	return l, nil
+}
+
+// NewLeaderResetText is the Logout's Text to a Logon that a cluster's new
+// leader refuses for its sequence numbers (seqNumsOnNewLeader).
+const NewLeaderResetText = "sequence numbers do not carry over to a new cluster leader: " +
+	"log on with ResetSeqNumFlag (141=Y) and MsgSeqNum (34) 1"
+
+// seqNumsOnNewLeader is a cluster leader's edge.Config.CheckSeqNums. The
+// FIX stores are not replicated: a node's store holds what its own
+// leaderships sent, and the session's numbers of the leader before are
+// lost with it (docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a new
+// leader"). Until a session logs on to this leadership, a Logon that would
+// go on from the node's store is refused, with a Text saying to reset,
+// unless the store and the Logon both start at 1 (a session's first day):
+// QuickFIX/Go would otherwise take it, answering from numbers the client
+// does not have (the client logs out, and cancel-on-disconnect cancels its
+// orders at once, before fix.cancel_grace), or resend the messages of an
+// earlier leadership of this node under numbers the client has had others for.
+func (s *Server) seqNumsOnNewLeader(key edge.SessionKey, reset bool, seqNum uint64) string {
+	if reset {
+		return "" // QuickFIX/Go resets the store: both sides start at 1
+	}
+	id := quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}
+	gw := s.logonGateway.Load()
+	if gw == nil || gw.LoggedOnSinceStart(id) {
+		return ""
+	}
+	st, ok := s.stores.Lookup(id)
+	if !ok {
+		return "" // not a configured session: the authenticator refused it
+	}
+	if seqNum == 1 && st.NextSenderMsgSeqNum() == 1 && st.NextTargetMsgSeqNum() == 1 {
+		return ""
+	}
+	return NewLeaderResetText
 }

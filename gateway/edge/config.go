@@ -102,6 +102,13 @@ type Config struct {
 	// without a word on a Logon its validation refuses (a tag it does not
 	// define, one not defined for Logon, a bad value).
 	CheckLogon func(key SessionKey, logon []byte) (problem string, answer bool)
+	// CheckSeqNums, when set, says whether the session can go on from a
+	// Logon's sequence numbers (reset: its ResetSeqNumFlag is Y; seqNum:
+	// its MsgSeqNum), asked after CheckLogon: a Text refuses the Logon
+	// with a Logout of that Text, "" takes it. A cluster's new leader,
+	// whose FIX stores are not the old leader's, wants a reset this way
+	// (docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a new leader").
+	CheckSeqNums func(key SessionKey, reset bool, seqNum uint64) (text string)
 	// Accepts bounds the rate of accepted connections; AcceptsPerSource
 	// that of one client address, checked first.
 	Accepts          Rate

@@ -97,6 +97,11 @@
 //     sequence numbers of a Logon with ResetSeqNumFlag) is refused too, by
 //     closing the connection without an answer, as the FIX session
 //     acceptance tests want (1d), and logged with the problem;
+//   - Config.CheckSeqNums, when set, says whether the session can go on
+//     from the Logon's ResetSeqNumFlag and MsgSeqNum: a Text refuses it
+//     with a Logout of that Text (a cluster's new leader, whose FIX stores
+//     are not the old leader's, wants a reset: docs/ARCHITECTURE.md,
+//     "Cluster", "FIX sessions on a new leader");
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -482,5 +484,51 @@ func TestConnectionAdmittedAfterCloseIsRefused(t *testing.T) {
 	l.mu.Unlock()
 	if handshaking != 0 || conns != 0 {
 		t.Fatalf("after Close %d connections handshaking, %d counted, want none", handshaking, conns)
+	}
+}
+
+// TestLogonsRefusedForTheirSequenceNumbers: CheckSeqNums is asked with a
+// Logon's ResetSeqNumFlag and MsgSeqNum once its credentials passed, and a
+// Text it gives refuses the Logon with a Logout of that Text, counted under
+// its own reason; "" lets the Logon through to QuickFIX/Go.
+func TestLogonsRefusedForTheirSequenceNumbers(t *testing.T) {
+	t.Parallel()
+	type asked struct {
+		key    SessionKey
+		reset  bool
+		seqNum uint64
+	}
+	var mu sync.Mutex
+	var seen []asked
+	const text = "log on with ResetSeqNumFlag (141=Y)"
+	check := func(key SessionKey, reset bool, seqNum uint64) string {
+		mu.Lock()
+		seen = append(seen, asked{key, reset, seqNum})
+		mu.Unlock()
+		if reset {
+			return ""
+		}
+		return text
+	}
+	v := startVenueWith(t, Config{CheckSeqNums: check}, noDictionary, "CLIENT1")
+	noReset := []string{"98=0", "108=30", "554=" + testPassword("CLIENT1")}
+	c := v.dial("CLIENT1")
+	c.seqOut = 7
+	c.sendMsg("A", noReset...)
+	expectRefused(t, c, text)
+	bad := v.dial("CLIENT1")
+	bad.sendMsg("A", logonBody("wrong")...)
+	expectRefused(t, bad, "Logon refused") // credentials first: not asked
+	if got := v.l.Stats().Count(ReasonLogonSeqNums); got != 1 {
+		t.Fatalf("refusals for sequence numbers %d, want 1", got)
+	}
+	ok := v.logon("CLIENT1") // 141=Y, 34=1
+	ok.trade("after-reset")
+	mu.Lock()
+	defer mu.Unlock()
+	key := SessionKey{BeginString: "FIX.4.4", ClientCompID: "CLIENT1", VenueCompID: v.venueID}
+	want := []asked{{key, false, 7}, {key, true, 1}}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("CheckSeqNums asked %+v, want %+v", seen, want)
 	}
 }

@@ -444,6 +444,13 @@ func (l *Listener) gate(c *Conn, deadline time.Time) ([]byte, Reason, error) {
 			return nil, ReasonLogonMalformed, &refusal{lf: lf, text: "Malformed Logon: " + problem, unanswered: !answer}
 		}
 	}
+	if l.cfg.CheckSeqNums != nil {
+		if text := l.cfg.CheckSeqNums(lf.key, lf.reset, lf.seqNum); text != "" {
+			l.cfg.Logger.Info("edge: logon refused: the session cannot go on from its sequence numbers",
+				"session", lf.key, "source", c.source, "msg_seq_num", lf.seqNum, "text", text)
+			return nil, ReasonLogonSeqNums, &refusal{lf: lf, text: text}
+		}
+	}
 	c.key = lf.key
 	if !l.claimWaiting(c, deadline) {
 		return nil, ReasonLogonDuplicate, errors.New("session already logged on")

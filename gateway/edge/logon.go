@@ -3,6 +3,7 @@ package edge
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ type logonFields struct {
 	// Logout: key holds none that is too long (it names the session in
 	// maps and logs), and a Logout without them is itself invalid.
 	sender, target []byte
+	// reset is ResetSeqNumFlag (141) Y; seqNum is MsgSeqNum (34), 0 when
+	// it is not a sequence number (the Logon is malformed then).
+	reset  bool
+	seqNum uint64
 }
 
 // parseLogon reads a Logon the framer accepted. A non-empty problem says
@@ -115,6 +120,10 @@ func parseLogon(msg []byte) (lf logonFields, problem string) {
 		fail(resetNotAtOneProblem)
 	}
 	lf.sender, lf.target = sender, target
+	lf.reset = reset
+	if validSeqNum(seqNum) {
+		lf.seqNum, _ = strconv.ParseUint(string(seqNum), 10, 64)
+	}
 	if tooLong {
 		sender, target = nil, nil
 	}

@@ -36,6 +36,7 @@ const (
 	ReasonLogonRefused   // the Authenticator refused the Logon
 	ReasonLogonRateLimit // too many Logon attempts for the CompID or the source address
 	ReasonLogonDuplicate // a Logon for a session that is already logged on
+	ReasonLogonSeqNums   // a Logon whose sequence numbers the session cannot go on from (Config.CheckSeqNums)
 	ReasonTLSHandshake   // the TLS handshake failed
 	ReasonReadError      // reading failed before Logon (a reset, not a close)
 	ReasonNotServing     // a Logon before the venue serves, or once it stopped (Config.Serving, Config.Refusing)
@@ -83,6 +84,7 @@ var reasonNames = [reasonsCount]string{
 	ReasonLogonRefused:            "logon_refused",
 	ReasonLogonRateLimit:          "logon_rate_limit",
 	ReasonLogonDuplicate:          "logon_duplicate",
+	ReasonLogonSeqNums:            "logon_seq_nums",
 	ReasonTLSHandshake:            "tls_handshake",
 	ReasonReadError:               "read_error",
 	ReasonNotServing:              "not_serving",
