@@ -52,6 +52,22 @@ func TestParseLogon(t *testing.T) {
 			t.Errorf("%q: key %+v, want CLIENT1 and VENUE", tc.msg, lf.key)
 		}
 	}
+	// What CheckSeqNums is asked with: the flag and the number as read.
+	for _, tc := range []struct {
+		msg    []byte
+		reset  bool
+		seqNum uint64
+	}{
+		{good, false, 1},
+		{fixMsg("35=A", "34=01", "49=CLIENT1", "56=VENUE", "108=30", "98=0", "141=Y"), true, 1},
+		{fixMsg("35=A", "34=5", "49=CLIENT1", "56=VENUE", "108=30", "98=0", "141=N"), false, 5},
+		{fixMsg("35=A", "34=000123456789", "49=CLIENT1", "56=VENUE", "108=30", "98=0"), false, 123456789},
+		{fixMsg("35=A", "34=x", "49=CLIENT1", "56=VENUE", "108=30", "98=0"), false, 0},
+	} {
+		if lf, _ := parseLogon(tc.msg); lf.reset != tc.reset || lf.seqNum != tc.seqNum {
+			t.Errorf("%q: reset %v, seqNum %d, want %v, %d", tc.msg, lf.reset, lf.seqNum, tc.reset, tc.seqNum)
+		}
+	}
 	// Repeating groups may repeat their members.
 	grouped := fixMsg("35=A", "34=1", "49=CLIENT1", "56=VENUE", "98=0", "108=30", "384=2", "372=D", "385=R", "372=F", "385=R")
 	if _, problem := parseLogon(grouped); problem != "" {
