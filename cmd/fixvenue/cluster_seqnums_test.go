@@ -48,8 +48,7 @@ func TestClusterNewLeaderWantsAReset(t *testing.T) {
 		}
 	}
 	refused(n, next, "the new leader")
-	// A first Logon of the day at 1 on a store at 1 is taken, and the
-	// session then goes on without a reset on this leadership.
+	// A first Logon of the day at 1 on a store at 1 is taken.
 	first := logOnAt(t, h.fix[n], "CLIENT1", 1, false)
 	restDayBuy(t, first, "third")
 	next = first.NextOut
