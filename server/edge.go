@@ -186,7 +186,9 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	}
 	if r := s.opts.Replica; r != nil {
 		ec.Socket = r.FIXSocket
-		ec.CheckSeqNums = s.seqNumsOnNewLeader
+		ec.CheckSeqNums = s.checkSeqNums
+	} else if len(s.storesLost) > 0 {
+		ec.CheckSeqNums = s.checkSeqNums
 	}
 	l, err := edge.Listen(ec)
 	if err != nil {
@@ -215,24 +217,39 @@ func (s *Server) listenEdge() (net.Listener, error) {
 }
 
 // NewLeaderResetText is the Logout's Text to a Logon that a cluster's new
-// leader refuses for its sequence numbers (seqNumsOnNewLeader).
+// leader refuses for its sequence numbers (checkSeqNums).
 const NewLeaderResetText = "sequence numbers do not carry over to a new cluster leader: " +
 	"log on with ResetSeqNumFlag (141=Y) and MsgSeqNum (34) 1"
 
-// seqNumsOnNewLeader is a cluster leader's edge.Config.CheckSeqNums. The
-// FIX stores are not replicated: a node's store holds what its own
-// leaderships sent, and the session's numbers of the leader before are
-// lost with it (docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a new
-// leader"). Until a session logs on to this leadership, a Logon that would
-// go on from the node's store is refused, with a Text saying to reset,
+// StoreLostResetText is the Logout's Text to a Logon that a venue refuses
+// because the session's FIX store was lost (checkSeqNums).
+const StoreLostResetText = "the venue lost this session's sequence numbers (its FIX store is missing): " +
+	"log on with ResetSeqNumFlag (141=Y) and MsgSeqNum (34) 1"
+
+// checkSeqNums is the edge's Config.CheckSeqNums for sessions whose numbers
+// the venue does not have: on a cluster's leader every session (the FIX
+// stores are not replicated: a node's store holds what its own leaderships
+// sent, and the numbers of the leader before are lost with it;
+// docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a new leader"), on a
+// single venue those whose store the start found missing ("Answers lost at
+// a crash"). Until such a session logs on to this server, a Logon that
+// would go on from the store is refused, with a Text saying to reset,
 // unless the store and the Logon both start at 1 (a session's first day):
 // QuickFIX/Go would otherwise take it, answering from numbers the client
 // does not have (the client logs out, and cancel-on-disconnect cancels its
-// orders at once, before fix.cancel_grace), or resend the messages of an
-// earlier leadership of this node under numbers the client has had others for.
-func (s *Server) seqNumsOnNewLeader(key edge.SessionKey, reset bool, seqNum uint64) string {
+// orders at once, before fix.cancel_grace), or, on a node that led before,
+// resend the messages of its earlier leadership under numbers the client
+// has had others for.
+func (s *Server) checkSeqNums(key edge.SessionKey, reset bool, seqNum uint64) string {
 	if reset {
 		return "" // QuickFIX/Go resets the store: both sides start at 1
+	}
+	text := NewLeaderResetText
+	if s.opts.Replica == nil {
+		if !s.storesLost[key.ClientCompID] {
+			return ""
+		}
+		text = StoreLostResetText
 	}
 	id := quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}
 	gw := s.logonGateway.Load()
@@ -246,5 +263,5 @@ func (s *Server) seqNumsOnNewLeader(key edge.SessionKey, reset bool, seqNum uint
 	if seqNum == 1 && st.NextSenderMsgSeqNum() == 1 && st.NextTargetMsgSeqNum() == 1 {
 		return ""
 	}
-	return NewLeaderResetText
+	return text
 }

@@ -134,6 +134,12 @@ func (s *Server) keepLostReports(lost *gateway.LostReports, ran int) {
 		if i < len(noStore) {
 			n = noStore[i]
 		}
+		if gone := n > 0 || (i < ran && lost.Storeless(i)); gone {
+			if s.storesLost == nil {
+				s.storesLost = map[string]bool{}
+			}
+			s.storesLost[s.cfg.Sessions[i].CompID] = true
+		}
 		switch {
 		case n > 0:
 			s.log.Warn("a session's FIX store is missing though the journal holds reports for it: its sequence numbers start "+

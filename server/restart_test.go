@@ -354,6 +354,25 @@ func TestMissingFIXStoreIsReported(t *testing.T) {
 	if strings.Contains(text, "session=CLIENT2") {
 		t.Fatalf("a warning for a session that never traded:\n%s", text)
 	}
+	// Its client going on from its numbers is told to reset, where
+	// QuickFIX/Go took the Logon and answered it at 1 (docs/ARCHITECTURE.md,
+	// "Answers lost at a crash"); with a reset it trades.
+	again, err := fixclient.Dial(s.FIXAddr(), "CLIENT1", s.cfg.Venue.SenderCompID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	again.NextOut = c.NextOut
+	if m, err := again.Logon(false); m == nil || m.Type() != "5" || m.Get(58) != StoreLostResetText {
+		t.Fatalf("a Logon without a reset (34=%d) on the lost store answered with %v (%v), want a Logout %q", c.NextOut, m, err, StoreLostResetText)
+	}
+	c = logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "o2", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "o2", 150: "0"})
+	// A session whose store is there is not asked about.
+	c2 := logon(t, s, "CLIENT2", false)
+	sendOrder(t, c2, order{id: "p1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c2, map[int]string{11: "p1", 150: "0"})
 }
 
 // restartFromSnapshot has s take a snapshot past all it made durable, asks

@@ -117,7 +117,11 @@ type Server struct {
 	// copies) the sessions' stores lack, redelivered by Start
 	// (lostreports.go); nil when none.
 	lostReports *gateway.LostReports
-	snaps       *journal.Snapshotter
+	// storesLost names, by CompID, the sessions whose FIX store the start
+	// found missing though they ran before (keepLostReports): their
+	// Logons without a reset are refused (checkSeqNums).
+	storesLost map[string]bool
+	snaps      *journal.Snapshotter
 	// matcherThread is how the matcher runs and why (config.Engine.MatcherThread).
 	matcherThread config.MatcherThread
 	// mdSnaps writes the feed's state beside each snapshot (see mdStateDir).

@@ -106,8 +106,9 @@ type Config struct {
 	// Logon's sequence numbers (reset: its ResetSeqNumFlag is Y; seqNum:
 	// its MsgSeqNum), asked after CheckLogon: a Text refuses the Logon
 	// with a Logout of that Text, "" takes it. A cluster's new leader,
-	// whose FIX stores are not the old leader's, wants a reset this way
-	// (docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a new leader").
+	// whose FIX stores are not the old leader's, and a venue whose store
+	// of the session was lost want a reset this way (docs/ARCHITECTURE.md,
+	// "Cluster", "FIX sessions on a new leader"; "Answers lost at a crash").
 	CheckSeqNums func(key SessionKey, reset bool, seqNum uint64) (text string)
 	// Accepts bounds the rate of accepted connections; AcceptsPerSource
 	// that of one client address, checked first.

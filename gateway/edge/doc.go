@@ -100,8 +100,9 @@
 //   - Config.CheckSeqNums, when set, says whether the session can go on
 //     from the Logon's ResetSeqNumFlag and MsgSeqNum: a Text refuses it
 //     with a Logout of that Text (a cluster's new leader, whose FIX stores
-//     are not the old leader's, wants a reset: docs/ARCHITECTURE.md,
-//     "Cluster", "FIX sessions on a new leader");
+//     are not the old leader's, and a venue that lost a session's store
+//     want a reset: docs/ARCHITECTURE.md, "Cluster", "FIX sessions on a
+//     new leader");
 //   - a Logon for a session that already has a connection is refused, once
 //     it has waited duplicateLogonWait for that connection to go (a client
 //     that drops its connection and logs on again at once reaches the venue
