@@ -89,6 +89,11 @@ func edgeKey(id quickfix.SessionID) edge.SessionKey {
 	return edge.SessionKey{BeginString: id.BeginString, ClientCompID: id.TargetCompID, VenueCompID: id.SenderCompID}
 }
 
+// sessionIDOf is the QuickFIX/Go session of an edge key (edgeKey's inverse).
+func sessionIDOf(key edge.SessionKey) quickfix.SessionID {
+	return quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}
+}
+
 func (p edgePacer) WriteDone(id quickfix.SessionID) (written, closed <-chan struct{}) {
 	if c, ok := p.l.Session(edgeKey(id)); ok {
 		return c.Written(), c.Done()
@@ -158,15 +163,13 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	}
 	ec.CheckLogon = func(key edge.SessionKey, logon []byte) (string, bool) {
 		if gw := s.logonGateway.Load(); gw != nil {
-			return gw.CheckLogon(quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID,
-				TargetCompID: key.ClientCompID}, logon)
+			return gw.CheckLogon(sessionIDOf(key), logon)
 		}
 		return "", false
 	}
 	ec.LogOut = func(key edge.SessionKey, text string) bool {
 		gw := s.logonGateway.Load()
-		return gw != nil && gw.LogOutSession(quickfix.SessionID{BeginString: key.BeginString,
-			SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}, text)
+		return gw != nil && gw.LogOutSession(sessionIDOf(key), text)
 	}
 	// The stores are made after the edge listens, before QuickFIX/Go
 	// starts, whose reader goroutines alone ask.
@@ -174,8 +177,7 @@ func (s *Server) listenEdge() (net.Listener, error) {
 		if s.stores == nil {
 			return nil
 		}
-		st, ok := s.stores.Lookup(quickfix.SessionID{BeginString: key.BeginString,
-			SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID})
+		st, ok := s.stores.Lookup(sessionIDOf(key))
 		if !ok {
 			return nil
 		}
@@ -186,8 +188,8 @@ func (s *Server) listenEdge() (net.Listener, error) {
 	}
 	if r := s.opts.Replica; r != nil {
 		ec.Socket = r.FIXSocket
-		ec.CheckSeqNums = s.checkSeqNums
-	} else if len(s.storesLost) > 0 {
+	}
+	if s.opts.Replica != nil || len(s.storesLost) > 0 {
 		ec.CheckSeqNums = s.checkSeqNums
 	}
 	l, err := edge.Listen(ec)
@@ -251,7 +253,7 @@ func (s *Server) checkSeqNums(key edge.SessionKey, reset bool, seqNum uint64) st
 		}
 		text = StoreLostResetText
 	}
-	id := quickfix.SessionID{BeginString: key.BeginString, SenderCompID: key.VenueCompID, TargetCompID: key.ClientCompID}
+	id := sessionIDOf(key)
 	gw := s.logonGateway.Load()
 	if gw == nil || gw.LoggedOnSinceStart(id) {
 		return ""
