@@ -43,7 +43,14 @@ func TestOperatorCancelsOneOrder(t *testing.T) {
 	stop := expectER(t, c1, map[int]string{11: "st1", 150: "0"})
 
 	// A session's open orders, as an operator sees them before pulling one.
+	// The control plane applies the events beside outbound, not before it:
+	// the stop's answer may come before the listing has it.
 	var list ops.SessionOrders
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if adminCall(t, s, "GET", "/v1/sessions/CLIENT1/orders", aliceToken, "", &list) == 200 && list.Total == 2 {
+			break
+		}
+	}
 	if code := adminCall(t, s, "GET", "/v1/sessions/CLIENT1/orders", aliceToken, "", &list); code != 200 || list.Session != "CLIENT1" ||
 		list.Total != 2 || len(list.Orders) != 2 ||
 		list.Orders[0] != (ops.OpenOrder{OrderID: a.Get(37), ClOrdID: "a2", Instrument: "ACME", Side: "buy", Price: "99.50", LeavesQty: 6}) ||
