@@ -32,7 +32,8 @@ run: build
 
 # vet, then every test once and the concurrent packages again under the race detector: side by
 # side with 4 or more CPUs, one after the other below (scripts/test.sh; TESTPASSES=serial or
-# parallel chooses).
+# parallel chooses), each test binary running up to TESTPARALLEL (4, or the CPU count where
+# more) parallel tests at once.
 test: vet
 	@GO="$(GO)" TESTTIMEOUT="$(TESTTIMEOUT)" PKGS="$(PKGS)" RACE_PKGS="$(RACE_PKGS)" ./scripts/test.sh
 

@@ -14,22 +14,28 @@
 # allocation counts: server/unraced_test.go), and every other test in the race pass alone, which
 # checks all the first pass would and more.
 #
+# Each test binary runs up to TESTPARALLEL of its parallel tests (t.Parallel) at once: by default
+# 4, or the CPU count where that is more. go test's own default is the CPU count, 2 on the CI's
+# machine, and those tests spend most of their time waiting, so two at a time left the CPUs idle:
+# on two CPUs the race pass alone kept 1.35 of them busy at 4 (docs/benchmarks.md, "Test time").
+#
 # Environment: GO, TESTTIMEOUT (each test binary's bound), PKGS, RACE_PKGS (as the Makefile
-# sets them); TESTPASSES=serial or parallel overrides the choice.
+# sets them), TESTPARALLEL; TESTPASSES=serial or parallel overrides the choice.
 # Exit status 0 only when both passes passed.
 set -uo pipefail
 
 go=${GO:-go}
 timeout=${TESTTIMEOUT:-30m}
+parallel=${TESTPARALLEL:-$(($(nproc) > 4 ? $(nproc) : 4))}
 read -r -a pkgs <<<"${PKGS:-./...}"
 read -r -a race_pkgs <<<"${RACE_PKGS:?RACE_PKGS: the packages of the race pass}"
-plain=(test -count=1 -timeout "$timeout" "${pkgs[@]}")
+plain=(test -count=1 -timeout "$timeout" -parallel "$parallel" "${pkgs[@]}")
 # The first pass runs the server package's unraced tests only when the race pass runs the rest.
 unraced_only=0
 for p in "${race_pkgs[@]}"; do
   case $p in ./server | ./server/...) unraced_only=1 ;; esac
 done
-race=(test -count=1 -timeout "$timeout" -race "${race_pkgs[@]}")
+race=(test -count=1 -timeout "$timeout" -parallel "$parallel" -race "${race_pkgs[@]}")
 
 passes=${TESTPASSES:-}
 if [ -z "$passes" ]; then
@@ -92,7 +98,7 @@ pass() {
 verdict() { if [ "$1" -eq 0 ]; then echo ok; else echo "FAILED (exit $1)"; fi; }
 
 if [ "$passes" = "serial" ]; then
-  echo "== the first pass, then the race pass ($(nproc) CPUs; TESTPASSES=parallel runs them side by side)"
+  echo "== the first pass, then the race pass ($(nproc) CPUs, -parallel $parallel; TESTPASSES=parallel runs them side by side)"
   pass "the first pass" env "FIXVENUE_TEST_UNRACED_ONLY=$unraced_only" "$go" "${plain[@]}"
   plain_rc=$?
   echo "== race pass (-race ${race_pkgs[*]})"
@@ -100,7 +106,7 @@ if [ "$passes" = "serial" ]; then
   race_rc=$?
 else
   log=$(mktemp "${TMPDIR:-/tmp}/fixvenue-race-pass.XXXXXX")
-  echo "== the race pass runs alongside ($(nproc) CPUs); its output follows this pass's"
+  echo "== the race pass runs alongside ($(nproc) CPUs, -parallel $parallel); its output follows this pass's"
   # A session of its own, so that a stop ends its test binaries with it.
   setsid env -u FIXVENUE_TEST_UNRACED_ONLY "$go" "${race[@]}" >"$log" 2>&1 &
   race_pid=$!
