@@ -262,6 +262,11 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 		return nil
 	}
 	switch string(t) {
+	case "1":
+		// Its TestReqID comes back in the Heartbeat (printable.go).
+		if rej := refuseNonPrintable(m); rej != nil {
+			return rej
+		}
 	case "2":
 		if err := a.checkResendRequest(s, m, now); err != nil {
 			return err
@@ -357,6 +362,11 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		// engine may answer in turn (QuickFIX/Go's own MessageRouter takes
 		// one without an answer). It still counts in the message rate.
 		return a.takeBusinessReject(s, m)
+	}
+	// Before anything reads or answers it: a value that is not printable
+	// ASCII would be sent back (printable.go).
+	if rej := refuseNonPrintable(m); rej != nil {
+		return rej
 	}
 	if !s.loggedOn.Load() {
 		// A message read after the session's Logout: QuickFIX/Go hands the

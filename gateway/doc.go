@@ -71,6 +71,18 @@
 // halted (a session that logs on later gets it at its logon), and every
 // later order is refused naming that part, never the cause (docs/ARCHITECTURE.md, "A venue that failed").
 //
+// # Values that are not printable ASCII
+//
+// An application message, or a TestRequest, with a value holding a byte
+// outside printable ASCII (0x20-0x7E; data fields, which a length field
+// gives, aside) is refused before anything reads it: a session Reject
+// (373=6, 371 the field), its MsgSeqNum consumed. The fields a Reject
+// carries back are the FIX edge's: it drops a MsgType holding such a byte
+// and logs out a session whose message has a routing field holding one. The venue sends back what a client names things by
+// (ClOrdID, Account, request IDs, TestReqID), and FIX 4.4's strings are
+// printable ASCII (printable.go; docs/ARCHITECTURE.md, "FIX 4.4 conformance
+// of outbound messages").
+//
 // # Unsupported order fields
 //
 // A NewOrderSingle or OrderCancelReplaceRequest with a field that would

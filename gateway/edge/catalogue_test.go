@@ -251,6 +251,15 @@ func hostileCases() []hostileCase {
 				return fixMsg(append(append(h[:1:1], h[2:]...), nosBody...)...)
 			}},
 
+		// A routing field QuickFIX/Go would copy into its Reject of the
+		// message, holding a byte a validating client refuses: dropped, and
+		// the session logged out (here closed: no Config.LogOut; the
+		// venue's: fixtests' reject_values_not_printable_ascii script).
+		{name: "SenderSubID not printable ASCII", logon: true, react: reactClose, reason: ReasonRouteNotPrintable,
+			send: func(c *fixClient, seq int) []byte {
+				return fixMsg(append(append(c.headerAt(seq, "D"), "50=desk\xf5"), nosBody...)...)
+			}},
+
 		// Disconnected: a size claim the edge will not buffer.
 		{name: "BodyLength huge", logon: true, react: reactClose, reason: ReasonOversize,
 			send: bodyLength("999999999")},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -33,6 +34,10 @@ var (
 	// Config.AheadBytesMax ahead of a sequence gap and the application did
 	// not log it out (Config.LogOut); the connection is closed.
 	ErrAheadOfGap = errors.New("edge: too much sent ahead of a sequence gap, connection closed")
+	// ErrRouteNotPrintable is returned by Read when a message inside the
+	// session has a routing field holding a byte outside printable ASCII
+	// and the session cannot be logged out (no Config.LogOut).
+	ErrRouteNotPrintable = errors.New("edge: a routing field not printable ASCII inside the session, connection closed")
 )
 
 // initialOutboundBytes is the first capacity of each outbound buffer; they
@@ -137,6 +142,16 @@ func (c *Conn) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		if c.fr.routeTag != 0 {
+			// QuickFIX/Go's Reject of it, for any fault, would carry the
+			// field back, which a validating client refuses (doc.go,
+			// "Framing").
+			c.l.stats.add(ReasonRouteNotPrintable)
+			if !c.logOut(ReasonRouteNotPrintable, RouteNotPrintableText(c.fr.routeTag)) {
+				return 0, ErrRouteNotPrintable
+			}
+			continue
+		}
 		if c.aheadOfGap(len(msg)) {
 			c.l.stats.add(ReasonAheadOfGap)
 			if !c.logOut(ReasonAheadOfGap, AheadOfGapText) {
@@ -179,6 +194,13 @@ func (c *Conn) Read(p []byte) (int, error) {
 	n := copy(p, c.pending)
 	c.pending = c.pending[n:]
 	return n, nil
+}
+
+// RouteNotPrintableText is the Text (58) of the Logout a session gets for a
+// message whose routing field tag holds a byte outside printable ASCII
+// (Config.LogOut).
+func RouteNotPrintableText(tag int) string {
+	return "tag " + strconv.Itoa(tag) + " holds a byte that is not printable ASCII: message not processed"
 }
 
 // MissingMsgSeqNumText is the Text (58) of the Logout a session gets for a

@@ -153,12 +153,15 @@
 //	CheckSum wrong or not 3 digits                      drop                   FIX: garbled, ignore, keep the sequence number
 //	BodyLength not digits, empty, or not where "10=" is drop                   garbled
 //	8, 9, 35 not the first three fields, empty MsgType  drop                   garbled
+//	  or one with a byte outside printable ASCII                               (QuickFIX/Go's Reject would echo it)
 //	a field not <digits>=<value>, tag with leading zero drop                   garbled
 //	a tag of more than 18 digits                        drop                   QuickFIX/Go would wrap it into another tag
 //	BeginString, BodyLength or MsgType repeated,        drop                   garbled; a second empty BodyLength panics QuickFIX/Go
 //	  or "10=" inside the body
 //	MsgSeqNum empty or not a number (also repeated)     drop                   QuickFIX/Go panics; no sequence number to consume
 //	MsgSeqNum missing (after the Logon)                 drop, log out          FIX: Logout; QuickFIX/Go would take the next number
+//	a routing field (50, 57, 115, 128, 142…) with a     drop, log out          QuickFIX/Go's Reject of the message would echo it,
+//	  byte outside printable ASCII (after the Logon)                           which a validating client refuses
 //	length field (212, 95, 90, 93, 348…) empty, not a   drop                   empty or too large XmlDataLen panics QuickFIX/Go;
 //	  number, or not matching its data field                                   the field boundaries are unknown
 //	data field other than XmlData holding SOH           drop                   QuickFIX/Go splits it into fields it never had

@@ -129,6 +129,7 @@ type framer struct {
 	seqNum        bool   // the message has a MsgSeqNum (34) field
 	seqNumValue   uint64 // its value when valid (the last one)
 	unusable      Reason // why a well framed message must not be passed on
+	routeTag      int    // first routing field holding a byte outside printable ASCII, 0 if none
 	msgTypeStart  int
 	msgTypeEnd    int
 	garbageBytes  int // bytes skipped in sync since the last call to takeGarbage
@@ -400,6 +401,7 @@ func (f *framer) onBodyLength(c byte) verdict {
 		f.emptyTag = 0
 		f.seqNum = false
 		f.unusable = ReasonNone
+		f.routeTag = 0
 		f.state = stFieldStart
 		return needMore
 	}
@@ -518,12 +520,18 @@ func (f *framer) onValue(c byte) verdict {
 // QuickFIX/Go v0.9.11 from crashing or misreading the message.
 func (f *framer) endField(value []byte) verdict {
 	if f.fields == 0 {
-		if len(value) == 0 {
+		// A MsgType outside printable ASCII is garbled as an empty one is:
+		// QuickFIX/Go would carry it back in the RefMsgType of its Reject,
+		// which a validating client refuses (gateway/printable.go).
+		if len(value) == 0 || !printableASCII(value) {
 			return f.dropField(ReasonBadHeader)
 		}
 		f.msgTypeStart = f.valueStart
 		f.msgTypeEnd = f.pos
 		return needMore
+	}
+	if f.routeTag == 0 && routeEchoed(f.tag) && !printableASCII(value) {
+		f.routeTag = f.tag
 	}
 	if f.tag == 34 {
 		f.seqNum = true
@@ -664,4 +672,26 @@ func Admits(msg []byte) bool {
 			return false
 		}
 	}
+}
+
+// printableASCII reports whether every byte of v is in 0x20-0x7E.
+func printableASCII(v []byte) bool {
+	for _, c := range v {
+		if c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// routeEchoed reports the routing fields of the header that QuickFIX/Go
+// v0.9.11 copies into its session Reject of a message, sender and target
+// swapped (SenderSubID as TargetSubID and so on; the CompIDs are the
+// session's).
+func routeEchoed(tag int) bool {
+	switch tag {
+	case 50, 142, 57, 143, 115, 116, 144, 128, 129, 145:
+		return true
+	}
+	return false
 }

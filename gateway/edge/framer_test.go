@@ -101,6 +101,7 @@ func TestFramerTable(t *testing.T) {
 		{"9 not second", cat(rawMsg("8=FIX.4.4"+sohStr+"35=0"+sohStr+"9=5", "49=X"), goodMsg), []string{"drop:bad_header", okGood}, 0, -1},
 		{"35 not third", cat(fixMsg("49=CLIENT1", "35=0"), goodMsg), []string{"drop:bad_header", okGood}, 0, -1},
 		{"empty MsgType", cat(fixMsg("35=", "49=CLIENT1"), goodMsg), []string{"drop:bad_header", okGood}, 0, -1},
+		{"MsgType not printable ASCII", cat(fixMsg("35=D\xff", "49=CLIENT1"), fixMsg("35=\x7f", "49=CLIENT1"), goodMsg), []string{"drop:bad_header", "drop:bad_header", okGood}, 0, -1},
 		{"second BodyLength empty", cat(msgD("9="), goodMsg), []string{"drop:repeated_framing_field", okGood}, 0, -1},
 		{"second BodyLength", cat(msgD("9=12"), goodMsg), []string{"drop:repeated_framing_field", okGood}, 0, -1},
 		{"second MsgType", cat(msgD("35=A"), goodMsg), []string{"drop:repeated_framing_field", okGood}, 0, -1},

@@ -23,6 +23,10 @@ const (
 	ReasonBadMsgSeqNum     // MsgSeqNum (34) empty or not a positive number: no usable sequence number
 	ReasonMissingMsgSeqNum // no MsgSeqNum (34) inside the session: the session is logged out too (Config.LogOut)
 	ReasonAheadOfGap       // past Config.AheadBytesMax sent ahead of a sequence gap: the session is logged out too
+	// ReasonRouteNotPrintable: a routing field of the header (SenderSubID,
+	// OnBehalfOfCompID, …) holding a byte outside printable ASCII, which
+	// QuickFIX/Go would copy into a Reject: the session is logged out too.
+	ReasonRouteNotPrintable
 	ReasonBadDataLength    // a length field (212, 95, …) empty, not a number, or not matching its data field
 	ReasonDataWithSOH      // a data field other than XmlData (213) holding SOH, which QuickFIX/Go would split
 	ReasonEmptyValue       // a field without a value, dropped only with Config.DropEmptyValues
@@ -73,6 +77,7 @@ var reasonNames = [reasonsCount]string{
 	ReasonBadMsgSeqNum:            "bad_msg_seq_num",
 	ReasonMissingMsgSeqNum:        "missing_msg_seq_num",
 	ReasonAheadOfGap:              "ahead_of_gap",
+	ReasonRouteNotPrintable:       "route_not_printable",
 	ReasonBadDataLength:           "bad_data_length",
 	ReasonDataWithSOH:             "data_with_soh",
 	ReasonEmptyValue:              "empty_value",
