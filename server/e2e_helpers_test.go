@@ -27,7 +27,7 @@ const readWait = 5 * time.Second
 // testConfig is a small venue on OS-chosen loopback ports (the admin
 // listener too, unless extra has its own [admin]), its SenderCompID the
 // test's own (venueCompID).
-func testConfig(t *testing.T, dataDir string, extra string) *config.Config {
+func testConfig(t testing.TB, dataDir string, extra string) *config.Config {
 	t.Helper()
 	if !strings.Contains(extra, "[admin]") {
 		extra += "\n[admin]\naddr = \"127.0.0.1:0\"\n"
@@ -101,7 +101,7 @@ func venueCompID(t testing.TB) string {
 
 var venueCompIDs sync.Map // venueCompID's IDs given so far, each to its test's name
 
-func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
+func startServer(t testing.TB, cfg *config.Config, opts Options) *Server {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
@@ -120,7 +120,7 @@ func startServer(t *testing.T, cfg *config.Config, opts Options) *Server {
 // withMarketData turns the feed on in cfg, sent to a UDP socket of the
 // test's that nobody reads, the recovery service on a port of the
 // system's choosing.
-func withMarketData(t *testing.T, cfg *config.Config) {
+func withMarketData(t testing.TB, cfg *config.Config) {
 	t.Helper()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -247,18 +247,18 @@ func scrape(t *testing.T, s *Server) string {
 }
 
 // testLogger logs at debug level to testWriter.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // testWriter sends logs to the test log when -v is given, else nowhere.
-func testWriter(t *testing.T) io.Writer {
+func testWriter(t testing.TB) io.Writer {
 	if testing.Verbose() {
 		return tw{t}
 	}
 	return io.Discard
 }
 
-type tw struct{ t *testing.T }
+type tw struct{ t testing.TB }
 
 func (w tw) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
