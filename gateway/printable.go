@@ -47,10 +47,8 @@ func nonPrintable(raw []byte) (t quickfix.Tag, b byte, found bool) {
 			continue
 		}
 		data = fixwire.DataTag(f.Tag)
-		for _, c := range f.Value {
-			if c < ' ' || c > '~' {
-				return f.Tag, c, true
-			}
+		if i := fixwire.NotPrintable(f.Value); i >= 0 {
+			return f.Tag, f.Value[i], true
 		}
 	}
 	return 0, 0, false

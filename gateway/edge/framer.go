@@ -522,15 +522,15 @@ func (f *framer) endField(value []byte) verdict {
 	if f.fields == 0 {
 		// A MsgType outside printable ASCII is garbled as an empty one is:
 		// QuickFIX/Go would carry it back in the RefMsgType of its Reject,
-		// which a validating client refuses (gateway/printable.go).
-		if len(value) == 0 || !printableASCII(value) {
+		// which a validating client refuses (doc.go, "Framing").
+		if len(value) == 0 || fixwire.NotPrintable(value) >= 0 {
 			return f.dropField(ReasonBadHeader)
 		}
 		f.msgTypeStart = f.valueStart
 		f.msgTypeEnd = f.pos
 		return needMore
 	}
-	if f.routeTag == 0 && routeEchoed(f.tag) && !printableASCII(value) {
+	if f.routeTag == 0 && routeEchoed(f.tag) && fixwire.NotPrintable(value) >= 0 {
 		f.routeTag = f.tag
 	}
 	if f.tag == 34 {
@@ -672,16 +672,6 @@ func Admits(msg []byte) bool {
 			return false
 		}
 	}
-}
-
-// printableASCII reports whether every byte of v is in 0x20-0x7E.
-func printableASCII(v []byte) bool {
-	for _, c := range v {
-		if c < ' ' || c > '~' {
-			return false
-		}
-	}
-	return true
 }
 
 // routeEchoed reports the routing fields of the header that QuickFIX/Go

@@ -66,10 +66,8 @@ func printable(raw []byte) error {
 		if ft, ok := dict.FieldTypeByTag[int(f.Tag)]; ok && ft.Type == "DATA" {
 			continue
 		}
-		for _, c := range f.Value {
-			if c < ' ' || c > '~' {
-				return fmt.Errorf("tag %d: byte %#x is not printable ASCII (FIX 4.4 puts other characters in its Encoded fields)", f.Tag, c)
-			}
+		if i := fixwire.NotPrintable(f.Value); i >= 0 {
+			return fmt.Errorf("tag %d: byte %#x is not printable ASCII (FIX 4.4 puts other characters in its Encoded fields)", f.Tag, f.Value[i])
 		}
 	}
 	return nil
