@@ -16,6 +16,10 @@ const DisconnectCommandWait = 5 * time.Second
 // Application returns the QuickFIX/Go application of the venue.
 func (g *Gateway) Application() quickfix.Application { return (*application)(g) }
 
+// Arrivals returns what counts the messages of the sessions of Application
+// as QuickFIX/Go reads them (ArrivalCounter), for their Log.
+func (g *Gateway) Arrivals() ArrivalCounter { return (*application)(g) }
+
 type application Gateway
 
 func (a *application) g() *Gateway { return (*Gateway)(a) }
@@ -51,6 +55,7 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 		s.mu.Lock()
 		s.resends = slidingWindow{limit: ResendRequestsPerSecondMax}
 		s.mu.Unlock()
+		s.overRate.Store(false)
 	}
 	fresh := !s.loggedOn.Swap(true)
 	s.everLoggedOn.Store(true)
@@ -233,17 +238,51 @@ func (g *Gateway) ResendEnded(id quickfix.SessionID) {
 // row.
 const ResendRequestsPerSecondMax = 10
 
+// An ArrivalCounter counts each message a session's QuickFIX/Go loop reads,
+// as it begins to handle it: the gateway's Application is one, called from
+// the session's Log (quickfix.Log's OnIncoming, which QuickFIX/Go calls for
+// every message it reads, before it parses it).
+type ArrivalCounter interface {
+	Arrived(id quickfix.SessionID)
+}
+
+// Arrived implements ArrivalCounter: every message a logged-on session
+// sends counts in its message rate (messages_per_second_logout), as it
+// arrives and in the order QuickFIX/Go handles them, whatever becomes of
+// it. Counted in FromApp and FromAdmin, the messages refused before them
+// went uncounted: those QuickFIX/Go answers itself (a PossDupFlag message
+// below the expected MsgSeqNum without OrigSendingTime gets its Reject),
+// those the Validator refuses, those holding a byte that is not printable
+// ASCII; a client sending only those drew a session Reject for each, each
+// stored in its FIX store, at whatever rate it sent. Past the rate the
+// session is logged out once (throttleLogout), and FromApp and FromAdmin
+// take no application message from it until it logs on again.
+func (a *application) Arrived(id quickfix.SessionID) {
+	g := a.g()
+	s, ok := g.bySession[id]
+	if !ok || !s.loggedOn.Load() || s.overRate.Load() {
+		return // a Logon (the edge rate-limits those), or a session being logged out
+	}
+	if !s.throttle(&s.messages, g.cfg.Now()) {
+		s.overRate.Store(true)
+		g.throttleLogout(s)
+	}
+}
+
 // FromAdmin implements quickfix.Application: the session's Validator, if any,
 // in place of QuickFIX/Go's. Credentials are checked by the FIX edge before
 // QuickFIX/Go sees a Logon, so that a refused logon moves no sequence number.
 // Session messages count in the session's message rate as application ones
-// do (messages_per_second_logout), and ResendRequests are bounded.
+// do (Arrived), and ResendRequests are bounded.
 func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {
 	g := a.g()
 	s, ok := g.bySession[id]
 	if !ok {
 		return nil
 	}
+	// Over its message rate (Arrived), a session's admin messages are still
+	// checked: QuickFIX/Go acts on any one taken (a SequenceReset's NewSeqNo,
+	// a ResendRequest's range) until the connection closes.
 	if s.cfg.Validator != nil {
 		if _, err := s.cfg.Validator.Check(m); err != nil {
 			return err
@@ -253,10 +292,6 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 		return nil // a Logon (the edge rate-limits those)
 	}
 	now := g.cfg.Now()
-	if !s.throttle(&s.messages, now) {
-		g.throttleLogout(s)
-		return nil
-	}
 	t, err := m.Header.GetBytes(tag.MsgType)
 	if err != nil {
 		return nil
@@ -354,6 +389,9 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if !ok {
 		return quickfix.UnsupportedMessageType()
 	}
+	if s.overRate.Load() {
+		return nil // over its message rate, logged out (Arrived): not answered
+	}
 	if isBusinessReject(m) {
 		// The client's BusinessMessageReject of a message the venue sent (an
 		// unsolicited TradingSessionStatus its engine does not take, say):
@@ -389,10 +427,6 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	}
 	now := g.cfg.Now()
 	s.arrived.Store(g.monoNs()) // the start of the round trip of the command it publishes (roundtrip.go)
-	if !s.throttle(&s.messages, now) {
-		g.throttleLogout(s)
-		return nil
-	}
 	if rej := thirdPartyRefused(m); rej != nil {
 		return rej
 	}
@@ -523,10 +557,6 @@ func (a *application) takeBusinessReject(s *session, m *quickfix.Message) quickf
 			return err
 		}
 	}
-	if s.loggedOn.Load() && !s.throttle(&s.messages, g.cfg.Now()) {
-		g.throttleLogout(s)
-		return nil
-	}
 	refSeq, _ := m.Body.GetString(tag.RefSeqNum)
 	refType, _ := m.Body.GetString(tag.RefMsgType)
 	reason, _ := m.Body.GetString(tag.BusinessRejectReason)
@@ -550,6 +580,12 @@ func (g *Gateway) throttleLogout(s *session) {
 	g.metrics.throttled.Inc()
 	g.log.Warn("session over its message rate: logging out", "session", s.cfg.ID.String(), "limit_per_second", s.cfg.MessagesPerSecondLogout)
 	g.logOut(s, "message rate limit exceeded")
+	if st, ok := s.out.pacer.(InboundStopper); ok {
+		// QuickFIX/Go answers some messages itself (a PossDupFlag one
+		// below the expected MsgSeqNum without OrigSendingTime gets a
+		// Reject), and would answer each until the connection closes.
+		st.StopTaking(s.cfg.ID)
+	}
 }
 
 // LogOutSession logs session id out, as LogOut does, with a Logout whose

@@ -242,7 +242,10 @@
 // (Config.Now; one stepped back goes on from its time, what the window held
 // leaving it within that clock's next second) (orders and cancels
 // rejected past their limits, the session logged out past its message limit,
-// which counts session messages too; a ResendRequest beyond
+// which counts every message the session sends as QuickFIX/Go reads it,
+// session messages and refused ones too (Arrived, called from the session's
+// Log: QuickFIX/Go answers some messages without calling the application),
+// the FIX edge dropping what the client sends after (InboundStopper); a ResendRequest beyond
 // ResendRequestsPerSecondMax a second on a connection (a Logon inside the
 // session, which QuickFIX/Go answers, does not start the count again), from a BeginSeqNo
 // below 1 or past the next MsgSeqNum the venue will send (Text giving the

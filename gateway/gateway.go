@@ -245,6 +245,9 @@ type session struct {
 	cancels  slidingWindow
 	messages slidingWindow
 	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax), since the logon
+	// overRate: the session went over its message rate and is being
+	// logged out (Application's Arrived); until it logs on again.
+	overRate atomic.Bool
 	loggedOn atomic.Bool
 	// everLoggedOn: the session has logged on since the gateway was built
 	// (LoggedOnSinceStart).

@@ -56,7 +56,7 @@ func startStandbyFIX(cfg *config.Config, addr string, log *slog.Logger) (*standb
 		return nil, err
 	}
 	f := &standbyFIX{stores: stores, ln: newLateListener(), validators: validators}
-	if f.acceptor, err = quickfix.NewAcceptor(&f.app, stores, settings, slogLogFactory{log}); err != nil {
+	if f.acceptor, err = quickfix.NewAcceptor(&f.app, stores, settings, slogLogFactory{log: log, arrivals: &f.app}); err != nil {
 		stores.Close()
 		return nil, fmt.Errorf("quickfix acceptor: %w", err)
 	}
@@ -151,6 +151,13 @@ func (a *lateApp) FromApp(m *quickfix.Message, id quickfix.SessionID) quickfix.M
 		return app.FromApp(m, id)
 	}
 	return quickfix.UnsupportedMessageType()
+}
+
+// Arrived implements gateway.ArrivalCounter for the gateway once set.
+func (a *lateApp) Arrived(id quickfix.SessionID) {
+	if c, ok := a.get().(gateway.ArrivalCounter); ok {
+		c.Arrived(id)
+	}
 }
 
 // lateListener is the acceptor's listener: Accept waits until bind hands

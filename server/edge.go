@@ -125,6 +125,14 @@ func (p edgePacer) Closed(id quickfix.SessionID) bool {
 	}
 }
 
+// StopTaking has the FIX edge drop what the session's client sends on its
+// connection from now on (gateway.InboundStopper).
+func (p edgePacer) StopTaking(id quickfix.SessionID) {
+	if c, ok := p.l.Session(edgeKey(id)); ok {
+		c.StopTaking()
+	}
+}
+
 func (p edgePacer) Disconnect(id quickfix.SessionID, written <-chan struct{}) {
 	if c, ok := p.l.Session(edgeKey(id)); ok && c.Written() == written {
 		c.Disconnect() // QuickFIX/Go releases the session once it has seen the end (Close)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 
 	"github.com/quickfixgo/quickfix"
+
+	"github.com/fixvenue/fixvenue/gateway"
 )
 
 // secretFields matches Password (554) and NewPassword (925) with their values,
@@ -19,25 +21,37 @@ func Scrub(s string) string {
 
 // slogLogFactory sends QuickFIX/Go's session events to slog. Message traffic
 // is not logged (it is in the journal and the message store), which keeps
-// logging off the hot path; events are scrubbed of passwords.
-type slogLogFactory struct{ log *slog.Logger }
+// logging off the hot path; events are scrubbed of passwords. A session's
+// Log tells arrivals, when set, of each message as QuickFIX/Go reads it
+// (gateway.ArrivalCounter: OnIncoming is the one call QuickFIX/Go makes for
+// every message it reads, answered by the application or not).
+type slogLogFactory struct {
+	log      *slog.Logger
+	arrivals gateway.ArrivalCounter
+}
 
 type slogLog struct {
-	log     *slog.Logger
-	session string
+	log      *slog.Logger
+	session  string
+	id       quickfix.SessionID
+	arrivals gateway.ArrivalCounter
 }
 
-func (f slogLogFactory) Create() (quickfix.Log, error) { return slogLog{log: f.log}, nil }
+func (f slogLogFactory) Create() (quickfix.Log, error) { return &slogLog{log: f.log}, nil }
 
 func (f slogLogFactory) CreateSessionLog(id quickfix.SessionID) (quickfix.Log, error) {
-	return slogLog{log: f.log, session: id.String()}, nil
+	return &slogLog{log: f.log, session: id.String(), id: id, arrivals: f.arrivals}, nil
 }
 
-func (l slogLog) OnIncoming([]byte) {}
-func (l slogLog) OnOutgoing([]byte) {}
-func (l slogLog) OnEvent(s string) {
+func (l *slogLog) OnIncoming([]byte) {
+	if l.arrivals != nil {
+		l.arrivals.Arrived(l.id)
+	}
+}
+func (l *slogLog) OnOutgoing([]byte) {}
+func (l *slogLog) OnEvent(s string) {
 	l.log.Debug("fix session event", "session", l.session, "event", Scrub(s))
 }
-func (l slogLog) OnEventf(format string, a ...interface{}) {
+func (l *slogLog) OnEventf(format string, a ...interface{}) {
 	l.OnEvent(fmt.Sprintf(format, a...))
 }

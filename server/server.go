@@ -1117,7 +1117,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 			Allocate: s.opts.StoreAllocate, FileBytesMax: cfg.Journal.FIXStoreBytesMax}); err != nil {
 			return err
 		}
-		if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{s.log}); err != nil {
+		if s.acceptor, err = quickfix.NewAcceptor(gw.Application(), s.stores, settings, slogLogFactory{log: s.log, arrivals: gw.Arrivals()}); err != nil {
 			return fmt.Errorf("quickfix acceptor: %w", err)
 		}
 		s.acceptor.SetNewListenerCallback(func(string, *tls.Config) (net.Listener, error) { return s.fixL, nil })

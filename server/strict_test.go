@@ -14,6 +14,7 @@ import (
 	"github.com/quickfixgo/tag"
 
 	"github.com/fixvenue/fixvenue/gateway"
+	"github.com/fixvenue/fixvenue/gateway/edge"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -958,6 +959,65 @@ func TestSessionMessagesAreBounded(t *testing.T) {
 	}
 	if !strings.Contains(r.Get(58), "ResendRequests in a second") {
 		t.Fatalf("Reject text %q", r.Get(58))
+	}
+}
+
+// TestRefusedMessagesCountInRate: every message a session sends counts in
+// its message rate, whatever becomes of it. A burst of messages that are
+// all refused (an order without its Side, which the Validator refuses; a
+// PossDupFlag message below the expected MsgSeqNum without
+// OrigSendingTime, which QuickFIX/Go refuses itself before any callback)
+// drew a session Reject for every one; now the session is logged out at
+// its limit, once, and nothing beyond the limit is answered.
+func TestRefusedMessagesCountInRate(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	slow := logon(t, s, "SLOW", true) // 8 messages a second
+	const burst = 40
+	var raw []byte
+	for i := range burst {
+		if i%2 == 0 {
+			raw = append(raw, fixclient.Build(fixclient.F(35, "D"), fixclient.F(49, slow.Sender), fixclient.F(56, slow.Target),
+				fixclient.F(34, strconv.Itoa(slow.NextOut)), fixclient.F(52, fixclient.Timestamp(time.Now())),
+				fixclient.F(11, "nos"+strconv.Itoa(i)), fixclient.F(21, "1"), fixclient.F(38, "1"), fixclient.F(40, "2"),
+				fixclient.F(44, "90.00"), fixclient.F(55, "ACME"), fixclient.F(60, fixclient.Timestamp(time.Now())))...)
+			slow.NextOut++
+			continue
+		}
+		raw = append(raw, fixclient.Build(fixclient.F(35, "0"), fixclient.F(49, slow.Sender), fixclient.F(56, slow.Target),
+			fixclient.F(34, "1"), fixclient.F(43, "Y"), fixclient.F(52, fixclient.Timestamp(time.Now())))...)
+	}
+	if err := slow.SendRaw(raw); err != nil {
+		t.Fatal(err)
+	}
+	var rejects, logouts int
+	for {
+		m, err := slow.ReadAny(readWait)
+		if err != nil {
+			break // closed by the venue after its Logout, or the wait ran out
+		}
+		switch m.Type() {
+		case "3":
+			rejects++
+		case "5":
+			logouts++
+			if m.Get(58) != "message rate limit exceeded" {
+				t.Fatalf("Logout: %q", m.Get(58))
+			}
+		default:
+			t.Fatalf("unexpected %s: %v", m.Type(), m)
+		}
+	}
+	// The 8 within the rate, and what QuickFIX/Go had read when the ninth
+	// went over it: the ninth, the one queued behind it (InChanCapacity 1)
+	// and the one its reader holds, which it still answers itself if they
+	// are PossDupFlag Heartbeats. The FIX edge drops the rest.
+	const answeredMax = 8 + 3
+	if logouts != 1 || rejects > answeredMax {
+		t.Fatalf("%d refused messages drew %d Rejects and %d Logouts; want at most %d and one", burst, rejects, logouts, answeredMax)
+	}
+	if s.edge.Stats().Count(edge.ReasonSessionEnding) == 0 {
+		t.Fatal("the FIX edge dropped nothing the session sent once logged out")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,6 +73,9 @@ type Conn struct {
 	// loggingOut: why the application was asked to log the session out
 	// (logOut); what the client sends after is dropped.
 	loggingOut Reason
+	// stopTaking: the application is logging the session out for what
+	// its client sent (StopTaking); set from any goroutine.
+	stopTaking atomic.Bool
 
 	// Write side.
 	mu           sync.Mutex
@@ -131,6 +135,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 			// The application is logging the session out (logOut): what
 			// the client sends meanwhile is not taken.
 			c.l.stats.add(c.loggingOut)
+			continue
+		}
+		if c.stopTaking.Load() {
+			c.l.stats.add(ReasonSessionEnding)
 			continue
 		}
 		if !c.fr.seqNum {
@@ -195,6 +203,16 @@ func (c *Conn) Read(p []byte) (int, error) {
 	c.pending = c.pending[n:]
 	return n, nil
 }
+
+// StopTaking drops every message the client sends on the connection from
+// now on, as the edge does once it has asked the application to log the
+// session out (Config.LogOut): the application is logging the session out
+// for what the client sent (past its message rate) and takes nothing more
+// of it, and QuickFIX/Go, which answers some messages itself (a Reject, a
+// Heartbeat), would go on answering each until the connection closes. The
+// messages it has read already (its InChanCapacity and the one it reads)
+// are still handled. Safe to call from any goroutine.
+func (c *Conn) StopTaking() { c.stopTaking.Store(true) }
 
 // RouteNotPrintableText is the Text (58) of the Logout a session gets for a
 // message whose routing field tag holds a byte outside printable ASCII

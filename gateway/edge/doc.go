@@ -181,7 +181,12 @@
 // then refused as too low, and never processed). The edge drops it and
 // has the application log the session out (Config.LogOut), the Logout
 // saying "MsgSeqNum (34) missing: message not processed"; without
-// Config.LogOut the edge closes the connection.
+// Config.LogOut the edge closes the connection. Once it has asked for such
+// a Logout, or the application has called Conn.StopTaking (it is logging
+// the session out for what the client sent: past its message rate), the
+// edge drops whatever the client sends on the connection
+// (ReasonSessionEnding for the latter): QuickFIX/Go answers some messages
+// itself, and would go on answering each until the connection closes.
 //
 // The edge never writes into a session: it cannot send a Reject for a crash
 // shape because the outbound sequence number is QuickFIX/Go's. A crash-shaped Logon (empty MsgSeqNum) is framed
@@ -194,9 +199,9 @@
 // A message above the MsgSeqNum the session expects opens a gap: QuickFIX/Go
 // asks for the missing ones with a ResendRequest and keeps every message that
 // comes after the gap, in memory, until the gap is filled, with no bound and
-// without telling the application (no message rate counts them). A client
-// that never fills its gap and sends on made the venue's memory grow with all
-// it sent. With Config.NextTargetSeqNum (the venue's FIX store says what its
+// without telling the application. A client that never fills its gap and
+// sends on, within any message rate, made the venue's memory grow with all it
+// sent. With Config.NextTargetSeqNum (the venue's FIX store says what its
 // session expects), the edge counts the bytes of the messages read ahead of
 // the expected MsgSeqNum, beyond those QuickFIX/Go may have read and not
 // handled yet (Config.SessionInboundQueue, its InChanCapacity, and a few

@@ -27,6 +27,10 @@ const (
 	// OnBehalfOfCompID, …) holding a byte outside printable ASCII, which
 	// QuickFIX/Go would copy into a Reject: the session is logged out too.
 	ReasonRouteNotPrintable
+	// ReasonSessionEnding: read after the application began logging the
+	// session out for what its client sent (Conn.StopTaking: past its
+	// message rate), so not taken.
+	ReasonSessionEnding
 	ReasonBadDataLength    // a length field (212, 95, …) empty, not a number, or not matching its data field
 	ReasonDataWithSOH      // a data field other than XmlData (213) holding SOH, which QuickFIX/Go would split
 	ReasonEmptyValue       // a field without a value, dropped only with Config.DropEmptyValues
@@ -78,6 +82,7 @@ var reasonNames = [reasonsCount]string{
 	ReasonMissingMsgSeqNum:        "missing_msg_seq_num",
 	ReasonAheadOfGap:              "ahead_of_gap",
 	ReasonRouteNotPrintable:       "route_not_printable",
+	ReasonSessionEnding:           "session_ending",
 	ReasonBadDataLength:           "bad_data_length",
 	ReasonDataWithSOH:             "data_with_soh",
 	ReasonEmptyValue:              "empty_value",
