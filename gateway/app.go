@@ -241,15 +241,25 @@ const ResendRequestsPerSecondMax = 10
 // An ArrivalCounter counts each message a session's QuickFIX/Go loop reads,
 // as it begins to handle it: the gateway's Application is one, called from
 // the session's Log (quickfix.Log's OnIncoming, which QuickFIX/Go calls for
-// every message it reads, before it parses it).
+// every message it reads, before it parses it). Arrival returns the count
+// of session id's messages, nil for a session it does not have; the Log
+// looks it up once, not per message.
 type ArrivalCounter interface {
-	Arrived(id quickfix.SessionID)
+	Arrival(id quickfix.SessionID) func()
 }
 
-// Arrived implements ArrivalCounter: every message a logged-on session
-// sends counts in its message rate (messages_per_second_logout), as it
-// arrives and in the order QuickFIX/Go handles them, whatever becomes of
-// it. Counted in FromApp and FromAdmin, the messages refused before them
+// Arrival implements ArrivalCounter (arrived).
+func (a *application) Arrival(id quickfix.SessionID) func() {
+	s, ok := a.g().bySession[id]
+	if !ok {
+		return nil
+	}
+	return func() { a.arrived(s) }
+}
+
+// arrived counts a message of s: every message a logged-on session sends
+// counts in its message rate (messages_per_second_logout), as it arrives
+// and in the order QuickFIX/Go handles them, whatever becomes of it. Counted in FromApp and FromAdmin, the messages refused before them
 // went uncounted: those QuickFIX/Go answers itself (a PossDupFlag message
 // below the expected MsgSeqNum without OrigSendingTime gets its Reject),
 // those the Validator refuses, those holding a byte that is not printable
@@ -257,10 +267,9 @@ type ArrivalCounter interface {
 // stored in its FIX store, at whatever rate it sent. Past the rate the
 // session is logged out once (throttleLogout), and FromApp and FromAdmin
 // take no application message from it until it logs on again.
-func (a *application) Arrived(id quickfix.SessionID) {
+func (a *application) arrived(s *session) {
 	g := a.g()
-	s, ok := g.bySession[id]
-	if !ok || !s.loggedOn.Load() || s.overRate.Load() {
+	if !s.loggedOn.Load() || s.overRate.Load() {
 		return // a Logon (the edge rate-limits those), or a session being logged out
 	}
 	if !s.throttle(&s.messages, g.cfg.Now()) {
@@ -273,14 +282,14 @@ func (a *application) Arrived(id quickfix.SessionID) {
 // in place of QuickFIX/Go's. Credentials are checked by the FIX edge before
 // QuickFIX/Go sees a Logon, so that a refused logon moves no sequence number.
 // Session messages count in the session's message rate as application ones
-// do (Arrived), and ResendRequests are bounded.
+// do (arrived), and ResendRequests are bounded.
 func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quickfix.MessageRejectError {
 	g := a.g()
 	s, ok := g.bySession[id]
 	if !ok {
 		return nil
 	}
-	// Over its message rate (Arrived), a session's admin messages are still
+	// Over its message rate (arrived), a session's admin messages are still
 	// checked: QuickFIX/Go acts on any one taken (a SequenceReset's NewSeqNo,
 	// a ResendRequest's range) until the connection closes.
 	if s.cfg.Validator != nil {
@@ -390,7 +399,7 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		return quickfix.UnsupportedMessageType()
 	}
 	if s.overRate.Load() {
-		return nil // over its message rate, logged out (Arrived): not answered
+		return nil // over its message rate, logged out (arrived): not answered
 	}
 	if isBusinessReject(m) {
 		// The client's BusinessMessageReject of a message the venue sent (an

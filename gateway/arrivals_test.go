@@ -20,7 +20,7 @@ func (p *stopPacer) Disconnect(quickfix.SessionID, <-chan struct{}) {}
 func (p *stopPacer) StopTaking(quickfix.SessionID)                  { p.stops++ }
 
 // TestArrivedCountsEveryMessage: the message rate counts each message as it
-// arrives (Arrived), before anything reads it; past the rate the session is
+// arrives (Arrival), before anything reads it; past the rate the session is
 // logged out once, the edge asked once to stop taking what it sends, and
 // FromApp takes nothing more, even a message that would pass every check;
 // a new logon starts again.
@@ -34,17 +34,20 @@ func TestArrivedCountsEveryMessage(t *testing.T) {
 	p := &stopPacer{written: make(chan struct{})}
 	g.SetPacer(p)
 	s := g.sessions[0]
-	arrivals := g.Arrivals()
-	arrivals.Arrived(id) // before the logon: a Logon, not counted
+	arrived := g.Arrivals().Arrival(id)
+	if g.Arrivals().Arrival(quickfix.SessionID{BeginString: "FIX.4.4", SenderCompID: "VENUE", TargetCompID: "B"}) != nil {
+		t.Fatal("a count for a session the gateway does not have")
+	}
+	arrived() // before the logon: a Logon, not counted
 	s.loggedOn.Store(true)
 	for i := range 3 {
-		arrivals.Arrived(id)
+		arrived()
 		if s.overRate.Load() {
 			t.Fatalf("over the rate at message %d of 3 allowed", i+1)
 		}
 	}
 	for range 10 {
-		arrivals.Arrived(id)
+		arrived()
 	}
 	if !s.overRate.Load() {
 		t.Fatal("13 messages in a second passed a rate of 3")
@@ -74,7 +77,7 @@ func TestArrivedCountsEveryMessage(t *testing.T) {
 	if s.overRate.Load() {
 		t.Fatal("still over the rate after a new logon")
 	}
-	arrivals.Arrived(id)
+	arrived()
 	if s.overRate.Load() {
 		t.Fatal("the first message after a new logon went over the rate")
 	}
@@ -89,9 +92,9 @@ func BenchmarkArrived(b *testing.B) {
 		b.Fatal(err)
 	}
 	g.sessions[0].loggedOn.Store(true)
-	arrivals := g.Arrivals()
+	arrived := g.Arrivals().Arrival(id)
 	b.ReportAllocs()
 	for b.Loop() {
-		arrivals.Arrived(id)
+		arrived()
 	}
 }

@@ -243,7 +243,7 @@
 // leaving it within that clock's next second) (orders and cancels
 // rejected past their limits, the session logged out past its message limit,
 // which counts every message the session sends as QuickFIX/Go reads it,
-// session messages and refused ones too (Arrived, called from the session's
+// session messages and refused ones too (Arrival, called from the session's
 // Log: QuickFIX/Go answers some messages without calling the application),
 // the FIX edge dropping what the client sends after (InboundStopper); a ResendRequest beyond
 // ResendRequestsPerSecondMax a second on a connection (a Logon inside the

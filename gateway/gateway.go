@@ -246,7 +246,7 @@ type session struct {
 	messages slidingWindow
 	resends  slidingWindow // ResendRequests (ResendRequestsPerSecondMax), since the logon
 	// overRate: the session went over its message rate and is being
-	// logged out (Application's Arrived); until it logs on again.
+	// logged out (Application's arrived); until it logs on again.
 	overRate atomic.Bool
 	loggedOn atomic.Bool
 	// everLoggedOn: the session has logged on since the gateway was built

@@ -153,11 +153,13 @@ func (a *lateApp) FromApp(m *quickfix.Message, id quickfix.SessionID) quickfix.M
 	return quickfix.UnsupportedMessageType()
 }
 
-// Arrived implements gateway.ArrivalCounter for the gateway once set.
-func (a *lateApp) Arrived(id quickfix.SessionID) {
+// Arrival implements gateway.ArrivalCounter for the gateway once set (nil
+// before: no connection reaches a session then).
+func (a *lateApp) Arrival(id quickfix.SessionID) func() {
 	if c, ok := a.get().(gateway.ArrivalCounter); ok {
-		c.Arrived(id)
+		return c.Arrival(id)
 	}
+	return nil
 }
 
 // lateListener is the acceptor's listener: Accept waits until bind hands

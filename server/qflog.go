@@ -35,6 +35,9 @@ type slogLog struct {
 	session  string
 	id       quickfix.SessionID
 	arrivals gateway.ArrivalCounter
+	// arrived is arrivals' count of the session, looked up at its first
+	// message (the session's goroutine alone calls OnIncoming).
+	arrived func()
 }
 
 func (f slogLogFactory) Create() (quickfix.Log, error) { return &slogLog{log: f.log}, nil }
@@ -44,9 +47,15 @@ func (f slogLogFactory) CreateSessionLog(id quickfix.SessionID) (quickfix.Log, e
 }
 
 func (l *slogLog) OnIncoming([]byte) {
-	if l.arrivals != nil {
-		l.arrivals.Arrived(l.id)
+	if l.arrived == nil {
+		if l.arrivals == nil {
+			return
+		}
+		if l.arrived = l.arrivals.Arrival(l.id); l.arrived == nil {
+			return
+		}
 	}
+	l.arrived()
 }
 func (l *slogLog) OnOutgoing([]byte) {}
 func (l *slogLog) OnEvent(s string) {
