@@ -191,13 +191,6 @@ type Closer interface {
 	Closed(id quickfix.SessionID) bool
 }
 
-// InboundStopper is what a Pacer may also do: stop taking what a
-// session's client sends on its current connection (the FIX edge drops
-// it), once the session is being logged out for what the client sent.
-type InboundStopper interface {
-	StopTaking(id quickfix.SessionID)
-}
-
 // massStatusWindowMax bounds the reports of a mass status waiting in the
 // session's outbound queue at once (a quarter of the queue when that is
 // less).

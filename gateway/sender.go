@@ -26,6 +26,13 @@ type Pacer interface {
 	Disconnect(id quickfix.SessionID, written <-chan struct{})
 }
 
+// InboundStopper is what a Pacer may also do: stop taking what a
+// session's client sends on its current connection (the FIX edge drops
+// it), once the session is being logged out for what the client sent.
+type InboundStopper interface {
+	StopTaking(id quickfix.SessionID)
+}
+
 // sender owns the path from the gateway to one session. QuickFIX/Go's send path
 // busy-spins when it is handed a message while the connection's writer is still
 // busy (see docs/ARCHITECTURE.md); the sender therefore hands QuickFIX/Go the next

@@ -173,8 +173,8 @@ type Config struct {
 	// its FIX store's; safe to call from any goroutine). The edge then
 	// bounds what a client sends ahead of a sequence gap: QuickFIX/Go keeps
 	// every message above a gap until the gap is filled, in memory, with no
-	// bound and no application callback, and a client that never fills the gap made the venue's memory grow
-	// with all it sent. A session whose messages read ahead of the gap
+	// bound and no application callback, and a client that never fills the
+	// gap made the venue's memory grow with all it sent. A session whose messages read ahead of the gap
 	// (beyond what QuickFIX/Go may not have handled yet, SessionInboundQueue)
 	// exceed AheadBytesMax before the gap is filled is logged out (LogOut,
 	// AheadOfGapText) and what it sends after that is dropped.
