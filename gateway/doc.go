@@ -245,7 +245,8 @@
 // which counts every message the session sends as QuickFIX/Go reads it,
 // session messages and refused ones too (Arrival, called from the session's
 // Log: QuickFIX/Go answers some messages without calling the application),
-// the FIX edge dropping what the client sends after (InboundStopper); a ResendRequest beyond
+// the FIX edge dropping what the client sends after (InboundStopper); a
+// ResendRequest beyond
 // ResendRequestsPerSecondMax a second on a connection (a Logon inside the
 // session, which QuickFIX/Go answers, does not start the count again), from a BeginSeqNo
 // below 1 or past the next MsgSeqNum the venue will send (Text giving the

@@ -1019,6 +1019,29 @@ func TestRefusedMessagesCountInRate(t *testing.T) {
 	if s.edge.Stats().Count(edge.ReasonSessionEnding) == 0 {
 		t.Fatal("the FIX edge dropped nothing the session sent once logged out")
 	}
+
+	// What the edge dropped consumed no MsgSeqNum: a logon without a
+	// reset is asked for it, as FIX asks for a message not received.
+	waitReleased(t, s, "SLOW")
+	again, err := fixclient.Dial(s.FIXAddr(), "SLOW", s.cfg.Venue.SenderCompID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	again.NextOut = slow.NextOut
+	if err := again.Send("A", fixclient.F(98, "0"), fixclient.F(108, "30")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := again.ReadAny(readWait); err != nil || m.Type() != "A" {
+		t.Fatalf("logon again: %v %v", m, err)
+	}
+	m, err := again.ReadAny(readWait)
+	if err != nil || m.Type() != "2" {
+		t.Fatalf("after a logon past the dropped messages: %v %v, want a ResendRequest", m, err)
+	}
+	if begin, _ := strconv.Atoi(m.Get(7)); begin < 2 || begin >= slow.NextOut {
+		t.Fatalf("ResendRequest from %d; the dropped messages are among 2..%d", begin, slow.NextOut-1)
+	}
 }
 
 // TestStopRefusesNewOrders: once a stop begins, a new order or replace is
