@@ -259,14 +259,15 @@ func (a *application) Arrival(id quickfix.SessionID) func() {
 
 // arrived counts a message of s: every message a logged-on session sends
 // counts in its message rate (messages_per_second_logout), as it arrives
-// and in the order QuickFIX/Go handles them, whatever becomes of it. Counted in FromApp and FromAdmin, the messages refused before them
-// went uncounted: those QuickFIX/Go answers itself (a PossDupFlag message
-// below the expected MsgSeqNum without OrigSendingTime gets its Reject),
-// those the Validator refuses, those holding a byte that is not printable
-// ASCII; a client sending only those drew a session Reject for each, each
-// stored in its FIX store, at whatever rate it sent. Past the rate the
-// session is logged out once (throttleLogout), and FromApp and FromAdmin
-// take no application message from it until it logs on again.
+// and in the order QuickFIX/Go handles them, whatever becomes of it.
+// Counted in FromApp and FromAdmin, the messages refused before them went
+// uncounted: those QuickFIX/Go answers itself (a PossDupFlag message below
+// the expected MsgSeqNum without OrigSendingTime gets its Reject), those
+// the Validator refuses, those holding a byte that is not printable ASCII;
+// a client sending only those drew a session Reject for each, each stored
+// in its FIX store, at whatever rate it sent. Past the rate the session is
+// logged out once (throttleLogout), and FromApp takes no application
+// message from it until it logs on again.
 func (a *application) arrived(s *session) {
 	g := a.g()
 	if !s.loggedOn.Load() || s.overRate.Load() {
