@@ -274,7 +274,6 @@ func (a *application) arrived(s *session) {
 		return // a Logon (the edge rate-limits those), or a session being logged out
 	}
 	if !s.throttle(&s.messages, g.cfg.Now()) {
-		s.overRate.Store(true)
 		g.throttleLogout(s)
 	}
 }
@@ -581,12 +580,11 @@ func (a *application) takeBusinessReject(s *session, m *quickfix.Message) quickf
 // venue sent, or held when the venue disconnected it.
 const LoggedOutText = "not processed: the session was logging out when it arrived; send it again once logged on"
 
-// throttleLogout logs a session out that exceeded its message rate; its
-// disconnect then applies cancel-on-disconnect.
+// throttleLogout logs a session out that exceeded its message rate, once
+// (arrived reads overRate, set here, before it counts); its disconnect then
+// applies cancel-on-disconnect.
 func (g *Gateway) throttleLogout(s *session) {
-	if !s.loggedOn.Load() {
-		return
-	}
+	s.overRate.Store(true)
 	g.metrics.throttled.Inc()
 	g.log.Warn("session over its message rate: logging out", "session", s.cfg.ID.String(), "limit_per_second", s.cfg.MessagesPerSecondLogout)
 	g.logOut(s, "message rate limit exceeded")
