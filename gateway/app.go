@@ -56,6 +56,7 @@ func (a *application) OnLogon(id quickfix.SessionID) {
 		s.resends = slidingWindow{limit: ResendRequestsPerSecondMax}
 		s.mu.Unlock()
 		s.overRate.Store(false)
+		s.loggingOut.Store(false)
 	}
 	fresh := !s.loggedOn.Swap(true)
 	s.everLoggedOn.Store(true)
@@ -415,14 +416,17 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 	if rej := refuseNonPrintable(m); rej != nil {
 		return rej
 	}
-	if !s.loggedOn.Load() {
+	if !s.loggedOn.Load() || s.loggingOut.Load() {
 		// A message read after the session's Logout: QuickFIX/Go hands the
 		// messages still buffered to the application after OnLogout, which
 		// has journaled the disconnect, so an order taken here would rest
 		// after its session's cancel-on-disconnect, with nobody logged on.
-		// It is answered (the BusinessMessageReject is stored, so a resend
-		// brings it) and takes nothing (gateway/doc.go, the paragraph on
-		// sessions).
+		// Or read once the venue has logged the session out (an operator,
+		// the end of the day, the FIX edge), before the connection closes:
+		// the client was told the session ends, and an order taken then
+		// would trade unseen until its next logon. It is answered (the
+		// BusinessMessageReject is stored, so a resend brings it) and
+		// takes nothing (gateway/doc.go, the paragraph on sessions).
 		return businessReject(businessRejAppNotAvailable, businessRejectRefID(m), LoggedOutText)
 	}
 	// look: m may have a field of unsupportedTagSet (parseOrder, parseCancel
@@ -664,8 +668,10 @@ func (g *Gateway) LogOutAll(text string) <-chan struct{} {
 
 // logOut sends s a Logout through its sender, so that it follows the answers
 // already queued for the session instead of overtaking them, and closes the
-// connection logoutWriteWait later.
+// connection logoutWriteWait later. From now until the session logs on
+// again, FromApp refuses its application messages (380=4, LoggedOutText).
 func (g *Gateway) logOut(s *session, text string) {
+	s.loggingOut.Store(true)
 	m := quickfix.NewMessage()
 	m.Header.SetString(tag.MsgType, "5")
 	m.Body.SetString(tag.Text, text)

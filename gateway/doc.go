@@ -258,7 +258,9 @@
 // cancel-on-disconnect through a
 // journaled SessionDisconnected command. An application message read behind
 // the session's Logout (QuickFIX/Go hands the messages it still holds to
-// the application after OnLogout) takes nothing: it gets a
+// the application after OnLogout), or once the venue has logged the session
+// out (LogOut, LogOutSession: until the connection closes, logoutWriteWait
+// later, QuickFIX/Go still hands them over) takes nothing: it gets a
 // BusinessMessageReject (380=4, LoggedOutText, 379 the message's ID field:
 // businessRejectRefIDTags), stored, so the client finds
 // it by resend at its next Logon; an order taken then would rest after its

@@ -248,7 +248,10 @@ type session struct {
 	// overRate: the session went over its message rate and is being
 	// logged out (Application's arrived); until it logs on again.
 	overRate atomic.Bool
-	loggedOn atomic.Bool
+	// loggingOut: the venue has logged the session out (logOut): FromApp
+	// takes no application message from it until it logs on again.
+	loggingOut atomic.Bool
+	loggedOn   atomic.Bool
 	// everLoggedOn: the session has logged on since the gateway was built
 	// (LoggedOnSinceStart).
 	everLoggedOn atomic.Bool

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/admintest"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/metricstest"
@@ -818,5 +819,80 @@ func TestLogonAgainSoonAfterTheOperatorsLogout(t *testing.T) {
 		if m.Type() == "0" && m.Get(112) == "still here" {
 			return
 		}
+	}
+}
+
+// TestNothingTakenAfterTheOperatorsLogout: once the operator has logged a
+// session out, an order its client sends before the connection closes
+// (logoutWriteWait) is refused with a BusinessMessageReject (380=4), which
+// the client gets by resend at its next logon, and never rests; logged on
+// again, the session's orders are taken. It was taken, and with
+// cancel-on-disconnect off it rested with nobody told.
+func TestNothingTakenAfterTheOperatorsLogout(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+"[session_defaults]\ncancel_on_disconnect = false\n"), Options{})
+	idx := uint16(slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "CLIENT1" }))
+	// The order reaches QuickFIX/Go before the connection closes on all
+	// but the most loaded machine; a try where it did not (the venue asks
+	// for it again at the next logon) proves nothing, and is made again.
+	for try := 1; ; try++ {
+		c := logon(t, s, "CLIENT1", try == 1)
+		waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
+		var res ops.ActionResponse
+		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"operator"}`, &res); code != 200 {
+			t.Fatalf("logout: %d", code)
+		}
+		if _, err := c.Expect(readWait, "5", nil); err != nil {
+			t.Fatal(err)
+		}
+		late := "late" + itoa(try)
+		seq := c.NextOut
+		sendOrder(t, c, order{id: late, side: "1", qty: "1", px: "90.00"})
+		if !c.Closed(readWait) {
+			t.Fatal("the connection stays open after the operator's logout")
+		}
+		r, _ := resume(t, s, "CLIENT1", c.NextOut)
+		// A ResendRequest from the venue (the order was not read) or the
+		// fence's Heartbeat, whichever comes first (TestOrderAfterLogoutIsNotTaken).
+		if err := r.Send("1", fixclient.F(112, "fence")); err != nil {
+			t.Fatal(err)
+		}
+		read := true
+		for answered := false; !answered; {
+			m, err := r.ReadAny(readWait)
+			switch {
+			case err != nil:
+				t.Fatalf("neither a ResendRequest nor the TestRequest's Heartbeat: %v", err)
+			case m.Type() == "2":
+				read, answered = false, true
+			case m.Type() == "0" && m.Get(112) == "fence":
+				answered = true
+			}
+		}
+		if !read {
+			if try == 3 {
+				t.Fatal("the order behind the operator's Logout was never read before the close")
+			}
+			t.Logf("try %d: the order was not read before the close", try)
+			r.Close()
+			continue
+		}
+		if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]string{45: itoa(seq), 372: "D", 379: late, 380: "4", 58: gateway.LoggedOutText}
+		if _, err := r.Expect(readWait, "j", want); err != nil {
+			t.Fatalf("the order behind the operator's Logout not refused: %v (received: %v)", err, r.Received)
+		}
+		if err := r.Send("H", fixclient.F(11, late), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+			t.Fatal(err)
+		}
+		if m := expectER(t, r, map[int]string{11: late, 150: "I"}); m.Get(39) == "0" {
+			t.Fatalf("the order behind the operator's Logout rests: %s", m)
+		}
+		// Logged on again, the session's orders are taken.
+		sendOrder(t, r, order{id: "again", side: "1", qty: "1", px: "90.00"})
+		expectER(t, r, map[int]string{11: "again", 150: "0"})
+		return
 	}
 }
