@@ -506,3 +506,53 @@ func daysInSegmentsConfig(t *testing.T, dir string) *config.Config {
 	cfg.Journal.SnapshotInterval.Duration = 0
 	return cfg
 }
+
+// TestHaltedVenueStartsFromItsLastSnapshot: a venue halted by a FIX store
+// it could not write (its directory removed) right after an end of day
+// still writes the feed's and the console's states beside that day's
+// snapshot at its stop, and the next start loads it. Before, a halted venue
+// wrote none (its pipeline's drain was not waited for), and the start
+// passed the snapshot over and replayed the day.
+func TestHaltedVenueStartsFromItsLastSnapshot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := daysInSegmentsConfig(t, dir)
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
+	iocBurst(t, c, "day1", 300)
+	eod := endOfDay(t, s)
+	states := []string{
+		filepath.Join(dir, "mdstate", fmt.Sprintf("snapshot-%020d.snap", eod.SnapshotSeq)),
+		filepath.Join(dir, "consolestate", fmt.Sprintf("snapshot-%020d.snap", eod.SnapshotSeq)),
+	}
+	for _, p := range states {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("%s written before any later event or the stop: the test shows nothing", p)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "fixstore")); err != nil {
+		t.Fatal(err)
+	}
+	// CLIENT1's store written by the answer to a test request, then synced.
+	if err := c.Send("1", fixclient.F(112, "probe")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ALL", 340: "1"}); err != nil {
+		t.Fatalf("no halt after the FIX store directory was removed: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range states {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the halted venue's stop left the end of day's snapshot without a state: %v", err)
+		}
+	}
+	s = startServer(t, cfg, Options{})
+	if s.replayed > 2 {
+		t.Fatalf("the start replayed %d commands: the end of day's snapshot was passed over", s.replayed)
+	}
+	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
+}

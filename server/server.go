@@ -870,7 +870,9 @@ func (s *Server) captureSnapshot(seq uint64) {
 // pipeline has drained (every event consumed): without it, the snapshot of
 // a venue stopped right after taking one (an end of day, then the night)
 // lacks their state, and the next start passes it over for an older one or
-// the whole journal, archive included.
+// the whole journal, archive included. A venue halted by a part outside
+// the pipeline (a FIX store) drains as a running one does
+// (pipeline.Pipeline.Sound), and captures too.
 func (s *Server) captureAtStop() {
 	if s.feed != nil {
 		s.feed.CaptureAtStop()
@@ -1425,7 +1427,7 @@ func (s *Server) Close() error {
 		}
 		if err := s.pipe.Stop(10 * time.Second); err != nil {
 			errs = append(errs, err)
-		} else if s.pipe.Err() == nil {
+		} else if s.pipe.Sound() {
 			s.captureAtStop()
 		}
 		s.gw.Stop()

@@ -29,7 +29,11 @@
 // If the journal fails (fsync error, full disk), the durable sequence stops and
 // OnFail is called the same way. The error wraps ErrMatcher or ErrJournal, so
 // the venue can tell clients which part failed without the cause
-// (docs/ARCHITECTURE.md, "A venue that failed").
+// (docs/ARCHITECTURE.md, "A venue that failed"). Stop then waits for no
+// drain: nothing more becomes durable. A part outside the pipeline halts
+// it with Halt (a FIX store): claims are refused from then on, but the
+// pipeline stays Sound, its published commands are journaled and applied,
+// and Stop drains it as it does a running one.
 //
 // The matcher goroutine never allocates, never logs on its hot path and never
 // blocks on a channel: it waits with Config.Wait only (SpinThenPark is the

@@ -96,8 +96,11 @@ type Pipeline struct {
 
 	failed   atomic.Pointer[error]
 	failOnce sync.Once
-	wg       sync.WaitGroup
-	started  bool
+	// broken: the journal or the matcher failed (failInside), not only a
+	// part outside the pipeline (Halt): Drained stops waiting for them.
+	broken  atomic.Bool
+	wg      sync.WaitGroup
+	started bool
 
 	eventsPublished atomic.Int64
 
@@ -259,8 +262,15 @@ func (p *Pipeline) Claim() (int64, []byte, error) {
 // FIX session store that could not be written: from now on Err returns err
 // and Claim refuses, and OnFail is called, as after a journal or matcher
 // failure (only the first failure counts). The commands already published
-// are still journaled and applied, so their answers go out where they can.
+// are still journaled and applied, so their answers go out where they can,
+// and the pipeline stays Sound: Stop drains it as it would a running one.
 func (p *Pipeline) Halt(err error) { p.fail(err) }
+
+// Sound reports that neither the journal nor the matcher has failed: the
+// venue may be halted (Halt), but every command published is journaled and
+// applied and every event reaches its consumers, so that a drained
+// pipeline's consumers hold the state of every event.
+func (p *Pipeline) Sound() bool { return !p.broken.Load() }
 
 // Err returns the fail-stop error, if any.
 func (p *Pipeline) Err() error {
@@ -268,6 +278,13 @@ func (p *Pipeline) Err() error {
 		return *e
 	}
 	return nil
+}
+
+// failInside fail-stops the venue for a failure of the journal or the
+// matcher: nothing more becomes durable or is applied.
+func (p *Pipeline) failInside(err error) {
+	p.broken.Store(true)
+	p.fail(err)
 }
 
 func (p *Pipeline) fail(err error) {
@@ -392,7 +409,7 @@ func (p *Pipeline) runMatcher() {
 					// the venue failed never sees the failed command durable.
 					p.durable.Store(int64(p.cfg.SeqBase) + next - 1)
 				}
-				p.fail(err)
+				p.failInside(err)
 				return
 			}
 			p.matcherSeq.Store(next)
@@ -408,7 +425,7 @@ func (p *Pipeline) runMatcher() {
 func (p *Pipeline) showAhead(prefetcher Prefetcher, from, to int64) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.fail(fmt.Errorf("%w: panicked prefetching command seq %d: %v", ErrMatcher, p.cfg.SeqBase+uint64(from), r))
+			p.failInside(fmt.Errorf("%w: panicked prefetching command seq %d: %v", ErrMatcher, p.cfg.SeqBase+uint64(from), r))
 			ok = false
 		}
 	}()
@@ -451,7 +468,7 @@ func (p *Pipeline) runJournal() {
 			slot := p.Commands.Slot(next)
 			n := venue.MessageHeaderSize + int(binary.LittleEndian.Uint16(slot)) // header + blockLength
 			if err := j.Append(p.cfg.SeqBase+uint64(next), slot[:n]); err != nil {
-				p.fail(fmt.Errorf("%w: append of command seq %d: %w", ErrJournal, p.cfg.SeqBase+uint64(next), err))
+				p.failInside(fmt.Errorf("%w: append of command seq %d: %w", ErrJournal, p.cfg.SeqBase+uint64(next), err))
 				p.endJournal()
 				return
 			}
@@ -462,7 +479,7 @@ func (p *Pipeline) runJournal() {
 		// The matcher applies the batch while it is synced.
 		p.matcherBarrier.Wake()
 		if err := j.Flush(); err != nil {
-			p.fail(fmt.Errorf("%w: flush: %w", ErrJournal, err))
+			p.failInside(fmt.Errorf("%w: flush: %w", ErrJournal, err))
 			p.endJournal()
 			return
 		}
@@ -492,10 +509,11 @@ func (p *Pipeline) Stop(timeout time.Duration) error {
 
 // Drained reports that the matcher (and the journal) have taken every
 // command claimed so far and every event consumer every event, or that the
-// pipeline failed: then nothing more becomes durable, and consumers gated
-// on durability would wait for ever.
+// journal or the matcher failed: then nothing more becomes durable, and
+// consumers gated on durability would wait for ever. A halted pipeline
+// (Halt) drains as a running one does.
 func (p *Pipeline) Drained() bool {
-	if p.Err() != nil {
+	if p.broken.Load() {
 		return true
 	}
 	cmdCursor := p.Commands.Cursor()

@@ -214,7 +214,49 @@ func TestJournalFailureIsFailStop(t *testing.T) {
 	if err := p.Err(); !errors.Is(err, ErrJournal) || errors.Is(err, ErrMatcher) {
 		t.Fatalf("a journal failure fails as %v: want the journal named (errors.Is ErrJournal)", err)
 	}
+	// Nothing more becomes durable: the drain waits for nothing.
+	if p.Sound() || !p.Drained() {
+		t.Fatalf("after a journal failure: Sound %v, Drained %v; want false, true", p.Sound(), p.Drained())
+	}
 	p.Stop(time.Second)
+}
+
+// TestHaltedPipelineDrains: a pipeline halted from outside (a FIX store
+// that failed) stays Sound, and Drained waits, as in a running venue, until
+// its event consumers have every event of the commands published before
+// the halt: a stop then finds their states complete.
+func TestHaltedPipelineDrains(t *testing.T) {
+	j := &slowJournal{durable: ring.NewSequence(-1)}
+	p, barrier, own := startPipeline(t, Config{Matcher: &echoMatcher{}, Journal: j, CommandSlots: 64, EventSlots: 64, ClaimTimeout: time.Millisecond})
+	defer p.Stop(time.Second)
+	for i := 0; i < 3; i++ {
+		submit(t, p, uint64(i))
+	}
+	p.Halt(errors.New("store: no space left on device"))
+	if !p.Sound() {
+		t.Fatal("a halt from outside the pipeline made it unsound")
+	}
+	if !p.WaitDurable(2, 5*time.Second) {
+		t.Fatalf("commands published before the halt did not become durable (durable %d)", p.Durable().Load())
+	}
+	if p.Drained() {
+		t.Fatal("drained with the consumer's events unread")
+	}
+	for next := int64(0); next < 3; {
+		avail, err := barrier.WaitFor(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = avail + 1
+		own.Store(avail)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !p.Drained() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !p.Drained() {
+		t.Fatal("not drained once the consumer read every event")
+	}
 }
 
 // TestHaltRefusesClaims: a halt from outside (a FIX store that failed)
