@@ -836,7 +836,8 @@ func TestNothingTakenAfterTheOperatorsLogout(t *testing.T) {
 	// but the most loaded machine; a try where it did not (the venue asks
 	// for it again at the next logon) proves nothing, and is made again.
 	for try := 1; ; try++ {
-		c := logon(t, s, "CLIENT1", try == 1)
+		waitReleased(t, s, "CLIENT1")
+		c := logon(t, s, "CLIENT1", true)
 		waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
 		var res ops.ActionResponse
 		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"operator"}`, &res); code != 200 {
