@@ -272,11 +272,7 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := daysInSegmentsConfig(t, dir)
-	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
-	iocBurst(t, c, "day1", 1500)
+	s, c := gtcDay(t, cfg, 1500)
 	eod1 := endOfDay(t, s)
 	if eod1.ArchivedSegs != 0 || eod1.ArchivedThrough != -1 {
 		t.Fatalf("first end of day %+v: archived before any snapshot a start could use", eod1)
@@ -294,11 +290,7 @@ func TestEndOfDaySnapshotServesTheNextStart(t *testing.T) {
 	if err := os.Rename(archive, archive+".elsewhere"); err != nil {
 		t.Fatal(err)
 	}
-	s = startServer(t, cfg, Options{})
-	if s.replayed > 2 { // the stop's own commands at most
-		t.Fatalf("the start replayed %d commands: the end of day's snapshot was passed over", s.replayed)
-	}
-	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
+	s = startsFromEndOfDay(t, cfg)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -517,11 +509,7 @@ func TestHaltedVenueStartsFromItsLastSnapshot(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := daysInSegmentsConfig(t, dir)
-	s := startServer(t, cfg, Options{})
-	c := logon(t, s, "CLIENT1", true)
-	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
-	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
-	iocBurst(t, c, "day1", 300)
+	s, c := gtcDay(t, cfg, 300)
 	eod := endOfDay(t, s)
 	states := []string{
 		filepath.Join(dir, "mdstate", fmt.Sprintf("snapshot-%020d.snap", eod.SnapshotSeq)),
@@ -550,9 +538,30 @@ func TestHaltedVenueStartsFromItsLastSnapshot(t *testing.T) {
 			t.Fatalf("the halted venue's stop left the end of day's snapshot without a state: %v", err)
 		}
 	}
-	s = startServer(t, cfg, Options{})
+	startsFromEndOfDay(t, cfg)
+}
+
+// gtcDay starts a venue on cfg whose CLIENT1 rests a GTC bid (gtc, 5 at
+// 98.00) and then sends n IOC orders that trade with nothing.
+func gtcDay(t *testing.T, cfg *config.Config, n int) (*Server, *fixclient.Client) {
+	t.Helper()
+	s := startServer(t, cfg, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "gtc", side: "1", qty: "5", px: "98.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "gtc", 150: "0"})
+	iocBurst(t, c, "day1", n)
+	return s, c
+}
+
+// startsFromEndOfDay starts the venue of gtcDay again and fails unless it
+// loaded the end of day's snapshot (it replays the stop's own commands at
+// most) and rests the GTC bid.
+func startsFromEndOfDay(t *testing.T, cfg *config.Config) *Server {
+	t.Helper()
+	s := startServer(t, cfg, Options{})
 	if s.replayed > 2 {
 		t.Fatalf("the start replayed %d commands: the end of day's snapshot was passed over", s.replayed)
 	}
 	waitInstrument(t, s, "ACME", "the GTC order", func(st ops.InstrumentInfo) bool { return st.RestingOrders == 1 && st.Bid == "98.00" })
+	return s
 }
