@@ -421,12 +421,12 @@ func (a *application) FromApp(m *quickfix.Message, id quickfix.SessionID) quickf
 		// messages still buffered to the application after OnLogout, which
 		// has journaled the disconnect, so an order taken here would rest
 		// after its session's cancel-on-disconnect, with nobody logged on.
-		// Or read once the venue has logged the session out (an operator,
-		// the end of the day, the FIX edge), before the connection closes:
-		// the client was told the session ends, and an order taken then
-		// would trade unseen until its next logon. It is answered (the
-		// BusinessMessageReject is stored, so a resend brings it) and
-		// takes nothing (gateway/doc.go, the paragraph on sessions).
+		// Or read once the venue has logged the session out (an operator's
+		// logout or disable, a leadership moved, the FIX edge), before the
+		// connection closes: the client was told the session ends, and an
+		// order taken then would trade unseen until its next logon. It is
+		// answered (the BusinessMessageReject is stored, so a resend brings
+		// it) and takes nothing (gateway/doc.go, the paragraph on sessions).
 		return businessReject(businessRejAppNotAvailable, businessRejectRefID(m), LoggedOutText)
 	}
 	// look: m may have a field of unsupportedTagSet (parseOrder, parseCancel
