@@ -512,8 +512,8 @@ func TestHaltedVenueStartsFromItsLastSnapshot(t *testing.T) {
 	s, c := gtcDay(t, cfg, 300)
 	eod := endOfDay(t, s)
 	states := []string{
-		filepath.Join(dir, "mdstate", fmt.Sprintf("snapshot-%020d.snap", eod.SnapshotSeq)),
-		filepath.Join(dir, "consolestate", fmt.Sprintf("snapshot-%020d.snap", eod.SnapshotSeq)),
+		filepath.Join(dir, "mdstate", journal.SnapshotName(uint64(eod.SnapshotSeq))),
+		filepath.Join(dir, "consolestate", journal.SnapshotName(uint64(eod.SnapshotSeq))),
 	}
 	for _, p := range states {
 		if _, err := os.Stat(p); err == nil {
