@@ -634,6 +634,9 @@ func Parse(text []byte, name string) (*Config, error) {
 			}
 			return nil, fmt.Errorf("%s: unknown key %s", name, strings.Join(keys, ", "))
 		}
+		if keys := inexactKeys(md); len(keys) > 0 {
+			return nil, fmt.Errorf("%s: key %s", name, strings.Join(keys, ", "))
+		}
 		if !md.IsDefined("session") {
 			c.Sessions = defSessions
 		}

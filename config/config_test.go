@@ -201,6 +201,40 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 	}
 }
 
+// A key that names a field only without regard to case is refused, naming
+// it: the TOML decoder filled the field from it, but an [[Instrument]] was
+// not seen as the file's instruments, so the demo's replaced them (and an
+// [[Session]] the file's sessions, by the demo's without passwords), and a
+// key given twice under two spellings kept the last without a word.
+func TestKeysAreExact(t *testing.T) {
+	upper := strings.Replace(instrumentText, "[[instrument]]", "[[Instrument]]", 1)
+	tests := []struct{ text, want string }{
+		{upper, "key Instrument (names are exact: instrument)"},
+		{"[[Session]]\ncomp_id = \"FIRM1\"\npassword = \"s3cret\"", "key Session (names are exact: session)"},
+		{instrumentText + "BAND_PERCENT = 50\n", "key instrument.BAND_PERCENT (names are exact: instrument.band_percent)"},
+		{"[Venue]\ndata_dir = \"elsewhere\"", "key Venue (names are exact: venue)"},
+		{"[risk]\n[[risk.session]]\ncomp_id = \"CLIENT1\"\nCredit_Limit = 5", "key risk.session.Credit_Limit (names are exact: risk.session.credit_limit)"},
+	}
+	for _, tc := range tests {
+		c, err := Parse([]byte(tc.text), "test.toml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			var symbols []string
+			if c != nil {
+				for _, in := range c.Instruments {
+					symbols = append(symbols, in.Symbol)
+				}
+			}
+			t.Errorf("config %q: error %v does not say %s (instruments %v)", tc.text, err, tc.want, symbols)
+		}
+	}
+	// Keys of their own stay free (QuickFIX/Go's settings), and the fields
+	// of an embedded table (a risk subject's limits) are exact as written.
+	ok := "[session_defaults.quickfix]\nHeartBtInt = \"20\"\n[risk]\n[[risk.session]]\ncomp_id = \"CLIENT1\"\ncredit_limit = 5\n"
+	if _, err := Parse([]byte(ok), "test.toml"); err != nil {
+		t.Errorf("config %q: %v", ok, err)
+	}
+}
+
 // instrumentText is one valid instrument with id 1, symbol "X" and the
 // default status, for tests that add a key to it.
 const instrumentText = "[[instrument]]\nid = 1\nsymbol = \"X\"\ntick_size = \"0.05\"\nlot_size = 1\nmin_qty = 1\nmax_qty = 2\nref_price = \"1\"\nband_percent = 5\n"

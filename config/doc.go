@@ -5,7 +5,10 @@
 // given), expands session ranges ("CLIENT%d" over [1, 32]) and validates every
 // value. Any error names the key that caused it, for example
 // `instrument[1].tick_size: decimal: tick size must be positive`, and unknown keys
-// are errors too, so a typo never silently falls back to a default.
+// are errors too, so a typo never silently falls back to a default; so is a
+// key that names one only without regard to case (`Tick_Size`, `[[Instrument]]`:
+// keys.go), which the TOML decoder would take while the defaults and TOML's
+// own duplicate check went by the exact name.
 // default.toml shows every key Load reads, set or commented out with what it
 // does, and no other (TestDefaultTOMLDocumentsEveryKey). Two of
 // the venue's TCP listeners at one address (fix.addr and metrics.addr, say)
