@@ -634,10 +634,23 @@ const logoutWriteWait = 200 * time.Millisecond
 // why, then closes its connection: a client is told it was logged out rather
 // than finding the socket closed. Cancel-on-disconnect follows as for any
 // disconnect.
+//
+// A session the venue is logging out already gets no second Logout: it has
+// been told, and its connection closes as the first one said (a logout and
+// then a disable sent a Logout each, with two texts, to a client that may
+// have answered the first).
 func (g *Gateway) LogOut(idx uint16, text string) {
-	if s := g.sessionOf(idx); s != nil && s.loggedOn.Load() {
+	if s := g.sessionOf(idx); s != nil && s.loggedOn.Load() && !s.loggingOut.Load() {
 		g.logOut(s, text)
 	}
+}
+
+// LoggingOut reports whether session idx is logged on and the venue has
+// sent it a Logout (an operator's, the message rate's, a stop's): its
+// connection is about to close.
+func (g *Gateway) LoggingOut(idx uint16) bool {
+	s := g.sessionOf(idx)
+	return s != nil && s.loggedOn.Load() && s.loggingOut.Load()
 }
 
 // LogOutAll ends every logged-on session as LogOut does, with text, and

@@ -1283,6 +1283,11 @@ func (o *Ops) handleSessionAction(w http.ResponseWriter, r *http.Request) {
 	case kind == venue.OperatorActionTypeSessionLogout && !st.LoggedOn:
 		refuse(w, http.StatusConflict, "invalid_transition", "session %s is not logged on (nothing changed)", s.CompID)
 		return
+	case kind == venue.OperatorActionTypeSessionLogout && st.LoggingOut:
+		// Sent a Logout already, its connection closing: a second logout
+		// was journaled and answered done, and sent the client another.
+		refuse(w, http.StatusConflict, "invalid_transition", "session %s is being logged out already (nothing changed)", s.CompID)
+		return
 	case kind == venue.OperatorActionTypeSessionDisable && st.Disabled:
 		refuse(w, http.StatusConflict, "invalid_transition", "session %s is already disabled (nothing changed)", s.CompID)
 		return

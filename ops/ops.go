@@ -52,8 +52,11 @@ type SessionControl interface {
 // SessionState is a session's connection state as the gateway knows it.
 type SessionState struct {
 	LoggedOn bool
-	Disabled bool
-	Address  string
+	// LoggingOut: logged on, and the venue has sent the session a Logout
+	// (its connection closes in a moment).
+	LoggingOut bool
+	Disabled   bool
+	Address    string
 	// NextSenderSeq and NextTargetSeq are the next outgoing and expected
 	// incoming MsgSeqNum (0 when unknown).
 	NextSenderSeq, NextTargetSeq int

@@ -104,6 +104,7 @@ func (sc *sessionControl) SessionState(idx uint16) ops.SessionState {
 		return st
 	}
 	st.LoggedOn = s.gw.LoggedOn(idx)
+	st.LoggingOut = s.gw.LoggingOut(idx)
 	r := s.gw.Rates(idx)
 	st.MessagesPerSecond, st.OrdersPerSecond, st.CancelsPerSecond = r.MessagesPerSecond, r.OrdersPerSecond, r.CancelsPerSecond
 	st.Rejects, st.ThrottleHits = r.Rejects, r.ThrottleHits

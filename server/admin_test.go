@@ -822,6 +822,67 @@ func TestLogonAgainSoonAfterTheOperatorsLogout(t *testing.T) {
 	}
 }
 
+// TestOperatorsLogoutOnce: while a session the operator logged out is
+// closing (logoutWriteWait), a second logout is refused (409) and a disable
+// is done, and the client gets one Logout. Each was answered done and sent
+// a Logout of its own: three, with two texts, to a client that may have
+// answered the first.
+func TestOperatorsLogoutOnce(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	idx := uint16(slices.IndexFunc(s.cfg.Sessions, func(sc config.Session) bool { return sc.CompID == "CLIENT1" }))
+	// The calls reach the venue before the connection closes on all but
+	// the most loaded machine; a try where the session was gone before
+	// the second call proves nothing, and is made again.
+	for try := 1; ; try++ {
+		waitReleased(t, s, "CLIENT1")
+		c := logon(t, s, "CLIENT1", true)
+		waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
+		var res ops.ActionResponse
+		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"first"}`, &res); code != 200 {
+			t.Fatalf("logout: %d", code)
+		}
+		var refused struct {
+			Error, Code string
+		}
+		code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"second"}`, &refused)
+		if code == 409 && strings.Contains(refused.Error, "not logged on") {
+			if try == 3 {
+				t.Fatal("the session closed before the second logout every time")
+			}
+			t.Logf("try %d: the session closed before the second logout", try)
+			continue
+		}
+		if code != 409 || refused.Code != "invalid_transition" || !strings.Contains(refused.Error, "CLIENT1 is being logged out already") {
+			t.Fatalf("a second logout while the session closes: %d %+v, want 409 invalid_transition", code, refused)
+		}
+		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/disable", aliceToken, `{"reason":"third"}`, &res); code != 200 {
+			t.Fatalf("disable while the session closes: %d", code)
+		}
+		var texts []string
+		for {
+			m, err := c.ReadAny(readWait)
+			if err != nil {
+				break
+			}
+			if m.Type() == "5" {
+				texts = append(texts, m.Get(58))
+			}
+		}
+		if len(texts) != 1 || texts[0] != "logged out by the venue's operator" {
+			t.Fatalf("the client got Logouts %q, want the operator's one", texts)
+		}
+		var sessions []ops.SessionInfo
+		if code := adminCall(t, s, "GET", "/v1/sessions", aliceToken, "", &sessions); code != 200 {
+			t.Fatalf("sessions: %d", code)
+		}
+		if !sessions[idx].Disabled {
+			t.Fatal("the disable sent while the session closed is not in force")
+		}
+		return
+	}
+}
+
 // TestNothingTakenAfterTheOperatorsLogout: once the operator has logged a
 // session out, an order its client sends before the connection closes
 // (logoutWriteWait) is refused with a BusinessMessageReject (380=4), which
