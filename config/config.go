@@ -666,7 +666,7 @@ func (c *Config) expandSessions() error {
 		}
 		ranged = true
 		if len(s.Range) != 2 || s.Range[0] > s.Range[1] || s.Range[0] < 0 {
-			return fmt.Errorf("session[%d].range: want [from, to] with from <= to", i)
+			return fmt.Errorf("session[%d].range: want [from, to] with 0 <= from <= to, have %v", i, s.Range)
 		}
 		if strings.Count(s.CompID, "%") != 1 || !strings.Contains(s.CompID, "%d") {
 			return fmt.Errorf("session[%d].comp_id: a range needs one %%d in the CompID, and no other %%", i)

@@ -185,6 +185,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"[[session]]\ncomp_id = \"" + strings.Repeat("C", 65) + "\"", "session[0].comp_id"},
 		{"[[session]]\ncomp_id = \"VENUE\"", `session[0].comp_id: "VENUE" is the venue's own`},
 		{"[[session]]\ncomp_id = \"C%d%d\"\nrange = [1, 2]", "session[0].comp_id: a range needs one %d"},
+		// -1 <= 3: the message said from <= to, which the range held.
+		{"[[session]]\ncomp_id = \"C%d\"\nrange = [-1, 3]", "session[0].range: want [from, to] with 0 <= from <= to, have [-1 3]"},
 		// A negative limit is no limit to the gateway: a sign slipped in
 		// would turn every session's throttle off.
 		{"[session_defaults]\norders_per_second_reject = -1", "session_defaults.orders_per_second_reject: -1 is negative (0 means no limit)"},
