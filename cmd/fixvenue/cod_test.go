@@ -488,6 +488,52 @@ func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 	}
 }
 
+// TestVerifyRefusesADamagedFIXStore: a FIX store with a damaged record in
+// its middle, good ones after it, is refused by the start (its session
+// would lose those messages and use their sequence numbers again), so
+// `journal verify`, which checks a copy's FIX stores without starting it,
+// refuses it too, naming the file and offset, rather than reading the
+// store up to the damage and passing the copy.
+func TestVerifyRefusesADamagedFIXStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, quietVenueTOML)
+	v := startVenue(t, cfg)
+	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
+	for i := range 3 {
+		id := fmt.Sprintf("s%d", i)
+		if err := c.Send("D", tradingOrder(id, i)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Logout()
+	v.stop(t)
+	if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
+		t.Fatalf("journal verify of the sound data directory: exit %d\n%s%s", code, out, stderr)
+	}
+	path := filepath.Join(dir, "data", "fixstore", "FIX.4.4-VENUE-CLIENT1.fixstore")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := len(bytes.TrimRight(b, "\x00"))
+	b[end/2] ^= 0x55 // a record in the middle, whole records after it
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "fixstore damaged: "
+	code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg)
+	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "FIX.4.4-VENUE-CLIENT1.fixstore: the record at offset") || out != "" {
+		t.Errorf("journal verify of a damaged FIX store: exit %d, want 1 and %q\nstdout: %s\nstderr: %s", code, want, out, stderr)
+	}
+	if code, log := serveAgain(t, cfg); code != 1 || !strings.Contains(log, want) {
+		t.Errorf("serve: exit %d, want 1 and %q\n%s", code, want, log)
+	}
+}
+
 // TestVerifyBesideARunningVenue: `journal verify` beside a venue answering
 // orders reads the sessions' FIX stores before the journal, as they hold
 // reports of durable commands only; read after the replay, they held the

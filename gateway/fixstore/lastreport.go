@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/quickfixgo/quickfix"
 
@@ -51,13 +52,54 @@ func ReadLastReport(dir string, id quickfix.SessionID) (LastReport, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Exists = true
-	_, err = walkRecords(data, func(kind byte, a, b uint64, _ int64, _ uint32, payload []byte) error {
-		r.record(kind, a, b, payload)
-		return nil
-	})
-	return r, err
+	for try := 1; ; try++ {
+		var last LastReport
+		off, err := walkRecords(data, func(kind byte, a, b uint64, _ int64, _ uint32, payload []byte) error {
+			last.record(kind, a, b, payload)
+			return nil
+		})
+		last.Exists = true
+		if err != nil {
+			return last, err
+		}
+		// A damaged record with good ones after it hides the reports
+		// behind it, and the start refuses the store when it opens it:
+		// say so here, where `journal verify` reads it, rather than an
+		// ExecID that stops short.
+		tail := data[off:]
+		if bytes.IndexFunc(tail, func(r rune) bool { return r != 0 }) < 0 {
+			return last, nil
+		}
+		err = damaged(path, data, off)
+		if err == nil {
+			return last, nil
+		}
+		// Read beside a running venue, the file may show a record the
+		// venue is writing before the one it wrote just before it (the
+		// pages read in turn): bytes that change when read again were a
+		// write in progress, not damage.
+		if try == damageRereads {
+			return last, err
+		}
+		time.Sleep(damageSettle)
+		again, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return last, rerr
+		}
+		if len(again) >= len(data) && bytes.Equal(again[off:len(data)], tail) {
+			return last, err
+		}
+		data = again
+	}
 }
+
+// damageRereads and damageSettle bound how often, and after how long,
+// ReadLastReport reads again a store that looks damaged, to tell damage
+// from a write in progress.
+const (
+	damageRereads = 5
+	damageSettle  = 100 * time.Millisecond
+)
 
 // record takes one record into r: a reset record starts again from the
 // ExecID it carries (0 for a reset, the last one for a compaction's).

@@ -1,7 +1,11 @@
 package fixstore
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +91,36 @@ func BenchmarkMatcherExecID(b *testing.B) {
 		if _, ok := matcherExecID(m); !ok {
 			b.Fatal("no ExecID")
 		}
+	}
+}
+
+// TestLastReportRefusesDamage: a store with a damaged record before good
+// ones, which the start refuses to open, is refused by ReadLastReport too
+// (what `journal verify` checks a copy's stores with), naming both offsets,
+// rather than read up to the damage; a torn tail, which a start cuts, is not.
+func TestLastReportRefusesDamage(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 100)
+	saveMsgs(t, s, 1, 20)
+	path := filepath.Join(dir, fileName(sid))
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full = full[:s.size]
+	torn := append([]byte(nil), full[:len(full)-5]...)
+	if err := os.WriteFile(path, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLastReport(dir, sid); err != nil {
+		t.Fatalf("a torn tail: %v", err)
+	}
+	damaged := append([]byte(nil), full...)
+	damaged[len(damaged)/2] ^= 0xff
+	if err := os.WriteFile(path, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLastReport(dir, sid); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "a good record follows at offset") {
+		t.Fatalf("a damaged record before good ones: %v, want ErrDamaged", err)
 	}
 }

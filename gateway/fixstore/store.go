@@ -397,22 +397,8 @@ func (s *Store) load() error {
 		// way the file is cut, so that what is appended next can never run
 		// into the bytes of an older record.
 		if tail := data[off:]; bytes.IndexFunc(tail, func(r rune) bool { return r != 0 }) >= 0 {
-			// A torn tail is the end of the file; a bad record with good
-			// ones after it is damage, which cutting would turn into lost
-			// messages and sequence numbers used again.
-			if next := goodRecordAfter(data, off); next >= 0 {
-				return fmt.Errorf("%w: %s: the record at offset %d is damaged and a good record follows at offset %d: "+
-					"the store is not cut there (its session would lose every message after it and use their sequence "+
-					"numbers again); restore the file, or truncate it to %d bytes to accept that loss",
-					ErrDamaged, s.path, off, next, off)
-			}
-			if off == 0 {
-				// A store starts with its reset record, written when it
-				// is created: bytes with no record at all before them are
-				// not a torn tail but another file, or damage at its start.
-				return fmt.Errorf("%w: %s: no whole record at its start (%d bytes): not a FIX store, or damaged where it "+
-					"begins; cutting it would lose the session's sequence numbers and messages: restore the file, or "+
-					"remove it to start the session from sequence number 1", ErrDamaged, s.path, len(data))
+			if err := damaged(s.path, data, off); err != nil {
+				return err
 			}
 			s.opts.Logger.Warn("fix store: cut a torn tail", "file", s.path, "offset", off, "bytes", len(tail))
 		}
@@ -421,6 +407,29 @@ func (s *Store) load() error {
 		}
 	}
 	s.size = off
+	return nil
+}
+
+// damaged is the ErrDamaged of a store whose records end at off with
+// bytes other than zeros after them that are not a torn tail: a bad record
+// with good ones after it, which cutting would turn into lost messages and
+// sequence numbers used again, or no whole record at the start. It is nil
+// for a torn tail, which a start cuts.
+func damaged(path string, data []byte, off int64) error {
+	if next := goodRecordAfter(data, off); next >= 0 {
+		return fmt.Errorf("%w: %s: the record at offset %d is damaged and a good record follows at offset %d: "+
+			"the store is not cut there (its session would lose every message after it and use their sequence "+
+			"numbers again); restore the file, or truncate it to %d bytes to accept that loss",
+			ErrDamaged, path, off, next, off)
+	}
+	if off == 0 {
+		// A store starts with its reset record, written when it is
+		// created: bytes with no record at all before them are not a torn
+		// tail but another file, or damage at its start.
+		return fmt.Errorf("%w: %s: no whole record at its start (%d bytes): not a FIX store, or damaged where it "+
+			"begins; cutting it would lose the session's sequence numbers and messages: restore the file, or "+
+			"remove it to start the session from sequence number 1", ErrDamaged, path, len(data))
+	}
 	return nil
 }
 
