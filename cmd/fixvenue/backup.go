@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,15 +175,25 @@ func (b *backup) run() (string, error) {
 	}
 	var next uint64
 	gone := false
+	prev, prevEnd := "", int64(0) // the segment copied just before ("" after one archived meanwhile) and its end
 	for i, path := range segs {
-		n, ok, err := b.copySegment(path, filepath.Join(jdst, filepath.Base(path)), i == len(segs)-1)
+		n, end, ok, err := b.copySegment(path, filepath.Join(jdst, filepath.Base(path)), i == len(segs)-1)
 		if err != nil {
 			return "", err
 		}
 		if !ok {
 			gone = true
+			prev = ""
 			continue
 		}
+		// Each segment starts where the one before ended, as a start
+		// checks: a segment missing between two (removed, not restored)
+		// leaves a copy the start refuses, which is no backup.
+		if first, _ := segmentFirstSeq(path); prev != "" && first != next {
+			return "", fmt.Errorf("%s: %w", prev, &journal.CorruptionError{Segment: prev, Offset: prevEnd,
+				Reason: fmt.Sprintf("data ends before sequence %d but the next segment %s starts at %d", next, filepath.Base(path), first)})
+		}
+		prev, prevEnd = path, end
 		next = n
 	}
 	if gone {
@@ -352,14 +363,21 @@ func (b *backup) copyFile(src, dst string, scan wholeRecords, keepSize bool) (ok
 // Bytes there that stay as they are while copied are the segment's own,
 // copied as they are (copyFile). A sealed segment is complete: a bad
 // record in it is damage, refused.
-// next is the seq after the segment's last record copied.
-func (b *backup) copySegment(src, dst string, last bool) (next uint64, ok bool, err error) {
+// next is the seq after the segment's last record copied, end its offset.
+func (b *backup) copySegment(src, dst string, last bool) (next uint64, end int64, ok bool, err error) {
 	ok, err = b.copyFile(src, dst, func(data []byte) (int, error) {
-		end, n, err := journal.SegmentCopyEnd(src, data, !last)
-		next = n
-		return int(end), err
+		e, n, err := journal.SegmentCopyEnd(src, data, !last)
+		next, end = n, e
+		return int(e), err
 	}, true)
-	return next, ok, err
+	return next, end, ok, err
+}
+
+// segmentFirstSeq is the seq of the first record of the segment at path,
+// from its name (journal-<first seq, 20 digits>.seg).
+func segmentFirstSeq(path string) (uint64, error) {
+	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "journal-"), ".seg")
+	return strconv.ParseUint(name, 10, 64)
 }
 
 // copyFIXStore keeps a FIX store's records up to the first that is not

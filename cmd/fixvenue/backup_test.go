@@ -267,6 +267,58 @@ cancel_on_disconnect = false
 	}
 }
 
+// TestBackupRefusesAJournalWithASegmentMissing: a sealed segment missing
+// between two others (removed, not restored) leaves a journal the start
+// refuses, naming where the data ends; backup refuses it the same way
+// (exit 1) instead of copying the segments on either side of the gap and
+// reporting a complete copy "through" the last seq, which no venue starts.
+func TestBackupRefusesAJournalWithASegmentMissing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const body = `[journal]
+segment_bytes = 65536
+[session_defaults]
+cancel_on_disconnect = false
+`
+	cfg := writeVenueConfig(t, dir, body)
+	v := startVenue(t, cfg, noFeed...)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	jdir := filepath.Join(dir, "data", "journal")
+	for n := 0; ; n++ {
+		segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(segs) >= 3 {
+			break
+		}
+		if n == 20000 {
+			t.Fatalf("%d orders and %d segments of 64 KiB", n, len(segs))
+		}
+		restDayBuy(t, c, fmt.Sprintf("d%d", n))
+	}
+	c.Close()
+	v.stop(t)
+
+	segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(segs[1]); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s at offset ", filepath.Base(segs[0]))
+	if out, err := exec.Command(binPath, "journal", "verify", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), want) {
+		t.Fatalf("journal verify of a journal with a segment missing: %v, want an error naming %q:\n%s", err, want, out)
+	}
+	cmd := exec.Command(binPath, "backup", "--config", cfg, "--to", filepath.Join(t.TempDir(), "data"))
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), want) ||
+		!strings.Contains(string(out), "but the next segment "+filepath.Base(segs[2])+" starts at") {
+		t.Fatalf("backup of a journal with a segment missing: exit %d (%v), want 1 naming %q and the next segment:\n%s", code, err, want, out)
+	}
+}
+
 // TestSnapshotPassedOverForAddedSessionsSaysSo: a data directory restored
 // under a configuration that adds a session replays its whole journal at
 // every start until a snapshot is taken under the new terms; the start's
