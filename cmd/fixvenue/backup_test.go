@@ -267,6 +267,80 @@ cancel_on_disconnect = false
 	}
 }
 
+// TestJournalBookRefusesDamageBeforeTheSnapshot: a record damaged in a
+// sealed segment before the newest snapshot is refused by the start, which
+// reads every live segment, and by journal verify; journal book, which
+// replays from that snapshot, read only the records after it and printed
+// the books with exit 0. It refuses the damage too, naming the segment and
+// offset, as its usage says.
+func TestJournalBookRefusesDamageBeforeTheSnapshot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const body = `[journal]
+segment_bytes = 65536
+snapshot_interval = "100ms"
+[session_defaults]
+cancel_on_disconnect = false
+`
+	cfg := writeVenueConfig(t, dir, body)
+	v := startVenue(t, cfg, noFeed...)
+	c := logOn(t, v.fixAddr, "CLIENT1")
+	jdir := filepath.Join(dir, "data", "journal")
+	for n := 0; ; n++ {
+		segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(segs) >= 3 {
+			break
+		}
+		if n == 20000 {
+			t.Fatalf("%d orders and %d segments of 64 KiB", n, len(segs))
+		}
+		restDayBuy(t, c, fmt.Sprintf("d%d", n))
+	}
+	restDayBuy(t, c, "last")
+	time.Sleep(500 * time.Millisecond) // a snapshot after the orders
+	c.Close()
+	v.stop(t)
+
+	segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
+	if err != nil || len(segs) < 3 {
+		t.Fatalf("segments %v, %v", segs, err)
+	}
+	snaps, err := journal.ListSnapshots(jdir)
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("snapshots %v, %v", snaps, err)
+	}
+	data, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, _, _, err := journal.NextFrame(data[journal.SegmentHeaderBytes:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest := snaps[0].Seq; newest <= seq {
+		t.Fatalf("newest snapshot at seq %d, not after the first segment's records", newest)
+	}
+	damaged := journal.SegmentHeaderBytes
+	data[damaged+journal.FrameHeaderBytes] ^= 0xff // its payload: the CRC no longer matches
+	if err := os.WriteFile(segs[0], data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("corrupt segment %s at offset %d", segs[0], damaged)
+	for _, sub := range []string{"verify", "book"} {
+		cmd := exec.Command(binPath, "journal", sub, "--config", cfg)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), want) || stdout.Len() != 0 {
+			t.Errorf("journal %s of a journal damaged before its newest snapshot: exit %d, want 1 naming %q\nstdout: %s\nstderr: %s",
+				sub, code, want, stdout.String(), stderr.String())
+		}
+	}
+}
+
 // TestBackupRefusesAJournalWithASegmentMissing: a sealed segment missing
 // between two others (removed, not restored) leaves a journal the start
 // refuses, naming where the data ends; backup refuses it the same way

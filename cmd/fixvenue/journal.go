@@ -238,7 +238,25 @@ func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol stri
 	if err != nil {
 		return err
 	}
-	if _, err := journal.Replay(dir, m, nil, journal.ReplayOptions{UseSnapshot: true, Logger: slog.New(slog.DiscardHandler),
+	// A start reads every live segment and refuses damage in any of them,
+	// those before the snapshot it loads too (journal.Open): book reads
+	// them all as well, rather than the records after the snapshot only,
+	// which printed the books of a journal the venue refuses to start
+	// from, with exit 0. Its warnings (a torn tail, a snapshot passed
+	// over) go to stderr, as verify's and dump's do.
+	warn := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r, err := journal.NewReader(dir, journal.ReaderOptions{LiveOnly: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	for _, err := range r.All() {
+		if err != nil {
+			r.Close()
+			return err
+		}
+	}
+	r.Close()
+	if _, err := journal.Replay(dir, m, nil, journal.ReplayOptions{UseSnapshot: true, Logger: warn,
 		SnapshotUsable: func(seq uint64) bool { return seq >= snapshotsFrom }}); err != nil {
 		return err
 	}
