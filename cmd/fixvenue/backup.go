@@ -8,10 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fixvenue/fixvenue/gateway/fixstore"
@@ -71,11 +74,28 @@ func cmdBackup(args []string) int {
 		return 1
 	}
 	b := &backup{src: *dataDir, dst: *to, bar: newProgressBar(os.Stderr)}
+	// Stopped by Ctrl-C or SIGTERM, the copy is left as far as it got: say
+	// so, naming it, as a failure does, rather than end without a word and
+	// leave a partial copy to be taken for a backup.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		nl, incomplete := "", ""
+		if b.bar.tty {
+			nl = "\n" // after the progress line
+		}
+		if b.started.Load() {
+			incomplete = fmt.Sprintf(" (the copy in %s is incomplete: remove it before backing up there again)", b.dst)
+		}
+		fmt.Fprintf(os.Stderr, "%sfixvenue backup: stopped by %v%s\n", nl, s, incomplete)
+		os.Exit(1)
+	}()
 	sum, err := b.run()
 	b.bar.done()
 	if err != nil {
 		incomplete := ""
-		if b.started {
+		if b.started.Load() {
 			incomplete = fmt.Sprintf(" (the copy in %s is incomplete: remove it before backing up there again)", b.dst)
 		}
 		fmt.Fprintf(os.Stderr, "fixvenue backup: %v%s\n", err, incomplete)
@@ -95,7 +115,7 @@ type backup struct {
 	done     int64 // bytes copied
 	total    int64 // bytes to copy, as listed at the start
 	dirs     []string
-	started  bool // files written to dst
+	started  atomic.Bool // files written to dst
 }
 
 // run copies in the order the venue makes things durable, so that each part
@@ -122,7 +142,7 @@ func (b *backup) run() (string, error) {
 		return "", fmt.Errorf("%s is not empty: a backup goes to a new or empty directory", b.dst)
 	}
 	b.total = dirBytes(b.src)
-	b.started = true
+	b.started.Store(true)
 	started := time.Now()
 
 	stores, err := b.copyDir("fixstore", copyFIXStore)

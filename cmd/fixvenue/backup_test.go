@@ -447,3 +447,44 @@ comp_id = "CLIENT%%d"
 range = [1, %d]
 %s`, backupSessions+1, adminTokenTOML("carol", "", cliToken))
 }
+
+// TestBackupStoppedSaysTheCopyIsIncomplete: a backup stopped by Ctrl-C
+// (or SIGTERM) names the copy it leaves incomplete and exits 1, as one
+// that fails does, where it ended without a word and left a partial copy
+// to be taken for a backup.
+func TestBackupStoppedSaysTheCopyIsIncomplete(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeVenueConfig(t, dir, "")
+	v := startVenue(t, cfg, noFeed...) // a segment of 64 MiB, preallocated: copied and synced in more than a moment
+	v.stop(t)
+	to := filepath.Join(t.TempDir(), "data")
+	cmd := exec.Command(binPath, "backup", "--config", cfg, "--to", to)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if names, _ := os.ReadDir(to); len(names) > 0 {
+			break // copying
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the backup wrote nothing in 30 s\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if code == 0 && strings.Contains(stdout.String(), "backup of ") {
+		t.Skipf("the backup was done before it was stopped:\n%s", stdout.String())
+	}
+	want := fmt.Sprintf("the copy in %s is incomplete", to)
+	if code != 1 || !strings.Contains(stderr.String(), "fixvenue backup: stopped by interrupt") || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("backup stopped by Ctrl-C: exit %d, want 1 naming %q\nstdout: %s\nstderr: %s", code, want, stdout.String(), stderr.String())
+	}
+}
