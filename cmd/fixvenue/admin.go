@@ -910,7 +910,12 @@ func adminHashToken(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			"presents as typed (e.g. openssl rand -hex 32)")
 		return 2
 	}
-	fmt.Fprintf(stdout, "[[admin.token]]\noperator = \"YOUR-NAME\"\nsha256 = %q\n", ops.HashToken(token))
+	// The block is appended to a configuration (>> venue.toml): one that
+	// could not be written is no token configured.
+	if _, err := fmt.Fprintf(stdout, "[[admin.token]]\noperator = \"YOUR-NAME\"\nsha256 = %q\n", ops.HashToken(token)); err != nil {
+		fmt.Fprintf(stderr, "fixvenue admin hash-token: %v\n", err)
+		return 1
+	}
 	return 0
 }
 

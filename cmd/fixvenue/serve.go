@@ -39,7 +39,13 @@ func cmdServe(args []string) int {
 		return exit
 	}
 	if *printConfig {
-		os.Stdout.Write(config.Default())
+		// Printed into the file a configuration starts from
+		// (> venue.toml): a write cut short by a full disk left a partial
+		// configuration behind an exit 0.
+		if _, err := os.Stdout.Write(config.Default()); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue serve: --print-default-config: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	var level slog.Level

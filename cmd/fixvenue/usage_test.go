@@ -594,3 +594,35 @@ func TestJournalToolsOutputThatCannotBeWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintedConfigurationThatCannotBeWritten: serve --print-default-config
+// and admin hash-token print what goes into a configuration file (> venue.toml,
+// >> venue.toml); on a full disk they exit 1 naming the write, where they
+// exited 0 and left the file partial or without the token's block.
+func TestPrintedConfigurationThatCannotBeWritten(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	for _, args := range [][]string{
+		{"serve", "--print-default-config"},
+		{"admin", "hash-token", "0123456789abcdef0123"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, binPath, args...)
+		var stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = full, &stderr
+		err := cmd.Run()
+		cancel()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("%s with its output on a full disk: exit %d, %q", strings.Join(args, " "), code, stderr.String())
+		}
+	}
+}
