@@ -30,6 +30,10 @@ func segmentName(firstSeq uint64) string {
 	return fmt.Sprintf("%s%020d%s", segmentPrefix, firstSeq, segmentSuffix)
 }
 
+// SegmentFirstSeq is the seq of the first record of the segment file name
+// (its base name, journal-<20 digits>.seg); ok is false for another name.
+func SegmentFirstSeq(name string) (seq uint64, ok bool) { return parseSegmentName(name) }
+
 // parseSegmentName returns the first sequence encoded in a segment name.
 func parseSegmentName(name string) (uint64, bool) {
 	if !strings.HasPrefix(name, segmentPrefix) || !strings.HasSuffix(name, segmentSuffix) {

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -209,7 +208,7 @@ func (b *backup) run() (string, error) {
 		// Each segment starts where the one before ended, as a start
 		// checks: a segment missing between two (removed, not restored)
 		// leaves a copy the start refuses, which is no backup.
-		if first, _ := segmentFirstSeq(path); prev != "" && first != next {
+		if first, _ := journal.SegmentFirstSeq(filepath.Base(path)); prev != "" && first != next {
 			return "", fmt.Errorf("%s: %w", prev, &journal.CorruptionError{Segment: prev, Offset: prevEnd,
 				Reason: fmt.Sprintf("data ends before sequence %d but the next segment %s starts at %d", next, filepath.Base(path), first)})
 		}
@@ -391,13 +390,6 @@ func (b *backup) copySegment(src, dst string, last bool) (next uint64, end int64
 		return int(e), err
 	}, true)
 	return next, end, ok, err
-}
-
-// segmentFirstSeq is the seq of the first record of the segment at path,
-// from its name (journal-<first seq, 20 digits>.seg).
-func segmentFirstSeq(path string) (uint64, error) {
-	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "journal-"), ".seg")
-	return strconv.ParseUint(name, 10, 64)
 }
 
 // copyFIXStore keeps a FIX store's records up to the first that is not
