@@ -835,13 +835,7 @@ func TestOperatorsLogoutOnce(t *testing.T) {
 	// the most loaded machine; a try where the session was gone before
 	// the second call proves nothing, and is made again.
 	for try := 1; ; try++ {
-		waitReleased(t, s, "CLIENT1")
-		c := logon(t, s, "CLIENT1", true)
-		waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
-		var res ops.ActionResponse
-		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"first"}`, &res); code != 200 {
-			t.Fatalf("logout: %d", code)
-		}
+		c := loggedOutByOperator(t, s, idx, "first")
 		var refused struct {
 			Error, Code string
 		}
@@ -856,7 +850,7 @@ func TestOperatorsLogoutOnce(t *testing.T) {
 		if code != 409 || refused.Code != "invalid_transition" || !strings.Contains(refused.Error, "CLIENT1 is being logged out already") {
 			t.Fatalf("a second logout while the session closes: %d %+v, want 409 invalid_transition", code, refused)
 		}
-		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/disable", aliceToken, `{"reason":"third"}`, &res); code != 200 {
+		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/disable", aliceToken, `{"reason":"third"}`, &ops.ActionResponse{}); code != 200 {
 			t.Fatalf("disable while the session closes: %d", code)
 		}
 		var texts []string
@@ -897,13 +891,7 @@ func TestNothingTakenAfterTheOperatorsLogout(t *testing.T) {
 	// but the most loaded machine; a try where it did not (the venue asks
 	// for it again at the next logon) proves nothing, and is made again.
 	for try := 1; ; try++ {
-		waitReleased(t, s, "CLIENT1")
-		c := logon(t, s, "CLIENT1", true)
-		waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
-		var res ops.ActionResponse
-		if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"operator"}`, &res); code != 200 {
-			t.Fatalf("logout: %d", code)
-		}
+		c := loggedOutByOperator(t, s, idx, "operator")
 		if _, err := c.Expect(readWait, "5", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -957,4 +945,19 @@ func TestNothingTakenAfterTheOperatorsLogout(t *testing.T) {
 		expectER(t, r, map[int]string{11: "again", 150: "0"})
 		return
 	}
+}
+
+// loggedOutByOperator logs CLIENT1 (session idx) on with a reset and has
+// the operator log it out through the admin API with reason; it returns
+// the client, whose connection closes logoutWriteWait later.
+func loggedOutByOperator(t *testing.T, s *Server, idx uint16, reason string) *fixclient.Client {
+	t.Helper()
+	waitReleased(t, s, "CLIENT1")
+	c := logon(t, s, "CLIENT1", true)
+	waitUntil(t, "CLIENT1 logged on", func() bool { return s.gw.LoggedOn(idx) })
+	var res ops.ActionResponse
+	if code := adminCall(t, s, "POST", "/v1/sessions/CLIENT1/logout", aliceToken, `{"reason":"`+reason+`"}`, &res); code != 200 {
+		t.Fatalf("logout: %d", code)
+	}
+	return c
 }

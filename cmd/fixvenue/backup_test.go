@@ -286,19 +286,7 @@ cancel_on_disconnect = false
 	v := startVenue(t, cfg, noFeed...)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	jdir := filepath.Join(dir, "data", "journal")
-	for n := 0; ; n++ {
-		segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(segs) >= 3 {
-			break
-		}
-		if n == 20000 {
-			t.Fatalf("%d orders and %d segments of 64 KiB", n, len(segs))
-		}
-		restDayBuy(t, c, fmt.Sprintf("d%d", n))
-	}
+	restUntilSegments(t, c, jdir, 3)
 	restDayBuy(t, c, "last")
 	time.Sleep(500 * time.Millisecond) // a snapshot after the orders
 	c.Close()
@@ -358,19 +346,7 @@ cancel_on_disconnect = false
 	v := startVenue(t, cfg, noFeed...)
 	c := logOn(t, v.fixAddr, "CLIENT1")
 	jdir := filepath.Join(dir, "data", "journal")
-	for n := 0; ; n++ {
-		segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(segs) >= 3 {
-			break
-		}
-		if n == 20000 {
-			t.Fatalf("%d orders and %d segments of 64 KiB", n, len(segs))
-		}
-		restDayBuy(t, c, fmt.Sprintf("d%d", n))
-	}
+	restUntilSegments(t, c, jdir, 3)
 	c.Close()
 	v.stop(t)
 
@@ -486,5 +462,24 @@ func TestBackupStoppedSaysTheCopyIsIncomplete(t *testing.T) {
 	want := fmt.Sprintf("the copy in %s is incomplete", to)
 	if code != 1 || !strings.Contains(stderr.String(), "fixvenue backup: stopped by interrupt") || !strings.Contains(stderr.String(), want) {
 		t.Fatalf("backup stopped by Ctrl-C: exit %d, want 1 naming %q\nstdout: %s\nstderr: %s", code, want, stdout.String(), stderr.String())
+	}
+}
+
+// restUntilSegments rests DAY buys on c until the journal in jdir has
+// segments segments (its segment_bytes set small), at most 20,000.
+func restUntilSegments(t *testing.T, c *fixclient.Client, jdir string, segments int) {
+	t.Helper()
+	for n := 0; ; n++ {
+		segs, err := filepath.Glob(filepath.Join(jdir, "journal-*.seg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(segs) >= segments {
+			return
+		}
+		if n == 20000 {
+			t.Fatalf("%d orders and %d segments", n, len(segs))
+		}
+		restDayBuy(t, c, fmt.Sprintf("d%d", n))
 	}
 }

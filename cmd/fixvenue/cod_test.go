@@ -452,23 +452,7 @@ const quietVenueTOML = "[marketdata]\nenabled = false\n" + quietJournalTOML + "[
 func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, quietVenueTOML)
-	v := startVenue(t, cfg)
-	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
-	for i := range 3 {
-		id := fmt.Sprintf("s%d", i)
-		if err := c.Send("D", tradingOrder(id, i)...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Logout()
-	v.stop(t)
-	if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
-		t.Fatalf("journal verify of the whole journal: exit %d\n%s%s", code, out, stderr)
-	}
+	cfg := threeOrdersVerified(t, dir)
 	segs, err := filepath.Glob(filepath.Join(dir, "data", "journal", "journal-*.seg"))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("segments %v, %v", segs, err)
@@ -497,23 +481,7 @@ func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 func TestVerifyRefusesADamagedFIXStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := writeVenueConfig(t, dir, quietVenueTOML)
-	v := startVenue(t, cfg)
-	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
-	for i := range 3 {
-		id := fmt.Sprintf("s%d", i)
-		if err := c.Send("D", tradingOrder(id, i)...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Logout()
-	v.stop(t)
-	if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
-		t.Fatalf("journal verify of the sound data directory: exit %d\n%s%s", code, out, stderr)
-	}
+	cfg := threeOrdersVerified(t, dir)
 	path := filepath.Join(dir, "data", "fixstore", "FIX.4.4-VENUE-CLIENT1.fixstore")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -575,4 +543,29 @@ func TestVerifyBesideARunningVenue(t *testing.T) {
 	}
 	c.Logout()
 	v.stop(t)
+}
+
+// threeOrdersVerified runs a venue in dir whose CLIENT1 has three orders
+// answered, stops it, and checks that journal verify passes the data
+// directory; it returns the venue's configuration file.
+func threeOrdersVerified(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := writeVenueConfig(t, dir, quietVenueTOML)
+	v := startVenue(t, cfg)
+	c := logOnAt(t, v.fixAddr, "CLIENT1", 1, true)
+	for i := range 3 {
+		id := fmt.Sprintf("s%d", i)
+		if err := c.Send("D", tradingOrder(id, i)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Expect(10*time.Second, "8", map[int]string{11: id, 150: "0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Logout()
+	v.stop(t)
+	if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
+		t.Fatalf("journal verify of the sound data directory: exit %d\n%s%s", code, out, stderr)
+	}
+	return cfg
 }
