@@ -232,7 +232,7 @@ func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
 			m.timerDueNs = min(m.timerDueNs, a.endNs)
 		}
 	}
-	in.status = status
+	in.setStatus(status)
 	m.emitTradingStatusChanged(in.id, status)
 	if status == venue.TradingStatusOpen && m.stopsWaiting != 0 { // stops a closing uncross elected
 		m.runStops(in)
@@ -266,7 +266,7 @@ func (m *Matcher) extendCall(in *instrument) bool {
 	a.endNs = m.nowNs + a.volAuctionNs
 	m.timerDueNs = min(m.timerDueNs, a.endNs)
 	m.emitVolatilityInterruption(in, 0, r.priceTicks, ref, a.endNs)
-	in.status = venue.TradingStatusVolatilityAuction
+	in.setStatus(venue.TradingStatusVolatilityAuction)
 	m.emitTradingStatusChanged(in.id, in.status)
 	return true
 }
@@ -329,7 +329,7 @@ func (m *Matcher) uncross(in *instrument, next venue.TradingStatus) {
 	m.expireAuctionOrders(in, phaseTIF(a.phase), true)
 	a.phase, a.endNs = 0, 0
 	m.leaveCalls(in)
-	in.status = next
+	in.setStatus(next)
 	m.emitTradingStatusChanged(in.id, next)
 	if next == venue.TradingStatusOpen && m.stopsWaiting != 0 {
 		m.runStopsAfterUncross(in, prevTicks)

@@ -49,6 +49,27 @@ type instrument struct {
 	lastTradeTicks int64
 	// auction is the state of call phases and volatility auctions (auction.go).
 	auction auctionState
+	// haltedFrom, while the instrument is halted, is the status the halt
+	// interrupted (Closed for one closed before it was halted): where an
+	// operator's resume returns it, as it would be without the halt (package
+	// ops). It is 0 when not halted and when not known: halted as
+	// configured, restored from a snapshot that did not keep it, or passed
+	// over by a phase change since (phasePassedHalts), after which the
+	// group's phase says where the instrument would be. It changes no event.
+	haltedFrom venue.TradingStatus
+}
+
+// setStatus sets the instrument's status, keeping haltedFrom: a halt
+// remembers the status it interrupts (a halt of a halted instrument keeps
+// the first), any other status forgets it.
+func (in *instrument) setStatus(status venue.TradingStatus) {
+	switch {
+	case status != venue.TradingStatusHalted:
+		in.haltedFrom = 0
+	case in.status != venue.TradingStatusHalted:
+		in.haltedFrom = in.status
+	}
+	in.status = status
 }
 
 func newInstrument(c *InstrumentConfig) instrument {

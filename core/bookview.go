@@ -104,6 +104,20 @@ func (m *Matcher) VolatilityAuction(instrumentID uint32) (endNs int64, extends v
 	return a.endNs, a.phase, true
 }
 
+// HaltedFrom returns, for a halted instrument, the status its halt
+// interrupted, where resuming it returns it as it would be without the
+// halt; ok=false when the instrument is not halted or that is not known
+// (halted as configured, restored from a snapshot of version 7 or older, or
+// a phase change passed over the halt since: its group's phase says where
+// it would be).
+func (m *Matcher) HaltedFrom(instrumentID uint32) (venue.TradingStatus, bool) {
+	ii, known := m.instrByID.lookup(instrumentID)
+	if !known || m.instruments[ii].haltedFrom == 0 {
+		return 0, false
+	}
+	return m.instruments[ii].haltedFrom, true
+}
+
 // CommandTimeNs is the timestamp of the last command applied (0 before
 // the first): a command stamped earlier bounds the auction timers by its
 // time ("Auctions" above), which the control plane's timer asks for once

@@ -327,6 +327,17 @@
 // UnknownSession, InvalidTransition); it is never an Apply error, because
 // an error stops the venue.
 //
+// A halt remembers the status it interrupted (HaltedFrom), so that the
+// control plane's resume lifts it to where the instrument would be without
+// it: an instrument an operator closed, then halted (a halt of all halts
+// the closed ones too), returns to Closed rather than opening. Any other
+// status forgets it, and so does a phase change that passes over the halt
+// (refused InstrumentHalted, or one of every instrument, whatever its
+// answer: the only state a refused phase change changes), after which the
+// group's phase says where the instrument would be. No event carries it
+// (the control plane follows it from the Halted TradingStatusChanged and
+// the phase change's OperatorResult); the snapshot does.
+//
 // OperatorCancelOrder cancels one live order for its owner (a client that
 // cannot reach the venue, an order the venue's operations must pull), with
 // the operator and the reason as an OperatorCommand has them: by OrderID
@@ -355,7 +366,7 @@
 // nothing another command uses moves or grows; the command itself
 // allocates its book's levels (O(band width)) and is the one command that
 // allocates. The added instruments' reference data is matcher state: the
-// snapshot carries it (format version 7, as 5 and 6 did, with the auction state) and ReadSnapshot lists them again.
+// snapshot carries it (format version 8, as 5 to 7 did, with the auction state) and ReadSnapshot lists them again.
 //
 // # Risk
 //

@@ -88,6 +88,9 @@ func (m *Matcher) CheckInvariants() error {
 		}
 		queued += n
 		restingLeaves += qty
+		if h := in.haltedFrom; h != 0 && (in.status != venue.TradingStatusHalted || !h.Valid() || h == venue.TradingStatusHalted) {
+			return fmt.Errorf("instrument %d in status %v remembers a halt from %v", in.id, in.status, h)
+		}
 	}
 	if waiting != m.stopsWaiting || waiting > m.stopsMax {
 		return fmt.Errorf("%d stops waiting, counted %d, bound %d", waiting, m.stopsWaiting, m.stopsMax)

@@ -22,6 +22,7 @@ func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), false)
 	case venue.OperatorActionTypeSetPhaseStatus:
 		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), true)
+		m.phasePassedHalts(c.InstrumentID(), reason)
 	case venue.OperatorActionTypeEndOfDay:
 		count = m.endOfDay()
 	case venue.OperatorActionTypeMassCancel:
@@ -200,4 +201,24 @@ func (m *Matcher) setStatusBy(in *instrument, status venue.TradingStatus, phase 
 		return
 	}
 	m.changeStatus(in, status)
+}
+
+// phasePassedHalts makes the instruments whose halt a phase change passed
+// over forget the status the halt interrupted (haltedFrom): without the
+// halt they would be in the phase now, which their group's phase says. The
+// control plane learns it from the change's OperatorResult, after its
+// status changes, so it is said in its terms: the instrument named when
+// the change is refused with InstrumentHalted, and every instrument halted
+// once a change of every instrument (id 0) is applied, whatever its answer.
+func (m *Matcher) phasePassedHalts(instrumentID uint32, reason venue.RejectReason) {
+	switch {
+	case instrumentID == 0:
+		for i := range m.instruments {
+			m.instruments[i].haltedFrom = 0
+		}
+	case reason == venue.RejectReasonInstrumentHalted:
+		if ii, ok := m.instrByID.lookup(instrumentID); ok {
+			m.instruments[ii].haltedFrom = 0
+		}
+	}
 }

@@ -16,18 +16,19 @@ import (
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
-// Snapshot format (all integers little-endian), version 7:
+// Snapshot format (all integers little-endian), version 8:
 //
-//	magic        8 bytes "FVCORE\x00\x07"
+//	magic        8 bytes "FVCORE\x00\x08"
 //	instruments  u32 count, then per instrument (config order, then the
 //	             added ones in the order they were added): for an added
 //	             instrument first its reference data (appendAdded), then for
 //	             every one u32 id, i64 band low ticks, i64 band high ticks,
-//	             u8 status, i64 last trade price ticks (0: none yet), then
-//	             its auction state: u8 call phase (0: none), u8 indicative
-//	             pending, i64 volatility auction end, i64 time of the last
-//	             indicative, and that indicative (i64 price, matched and
-//	             imbalance quantities, u8 imbalance side, u8 rule)
+//	             u8 status, i64 last trade price ticks (0: none yet), u8 the
+//	             status a halt interrupted (haltedFrom; 0: not halted, or not
+//	             known), then its auction state: u8 call phase (0: none), u8
+//	             indicative pending, i64 volatility auction end, i64 time of
+//	             the last indicative, and that indicative (i64 price, matched
+//	             and imbalance quantities, u8 imbalance side, u8 rule)
 //	calls        u32 count, then u32 instrument ids: the instruments in a
 //	             call, each once, in the order their indicatives are looked at
 //	counters     u64 last OrderID, u64 last ExecID, u64 last TradeID,
@@ -55,9 +56,13 @@ import (
 // applying the same later commands to it gives the same events as the
 // matcher it was taken from.
 //
-// Version 6 is version 7 without a record's display size and flags and
-// without an elected stop's stop price; version 5 is version 6 without the
-// records' terms. Each is read when it holds nothing that would need what
+// Version 7 is version 8 without the status a halt interrupted: it is
+// always read, with none known (as are versions 5 and 6), so that a resume
+// of an instrument halted then takes it where it took it before that was
+// kept (its group's phase, or Open), not back to Closed. Version 6 is
+// version 7 without a record's display size and flags and without an
+// elected stop's stop price; version 5 is version 6 without the records'
+// terms. Each of those two is read when it holds nothing that would need what
 // it lacks: no record of an order that ended or was replaced and could have
 // had those terms (version 6: a limit order that could rest, which may have
 // been an iceberg or post-only; version 5: that or a stop or GTD order),
@@ -66,12 +71,13 @@ import (
 // such an order answers, and a matcher that replays the journal instead
 // keeps it, so the two would no longer answer alike.
 
-var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 7}
+var snapshotMagic = [8]byte{'F', 'V', 'C', 'O', 'R', 'E', 0, 8}
 
 // The older versions ReadSnapshot still reads.
 const (
 	snapshotVersionTermless     = 5 // records without terms
 	snapshotVersionStopGTDTerms = 6 // records with a stop's and a GTD order's terms only
+	snapshotVersionNoHaltOrigin = 7 // instruments without the status a halt interrupted
 )
 
 // ErrSnapshot wraps every reason a snapshot cannot be loaded.
@@ -83,6 +89,10 @@ const (
 	snapshotRecordSize             = snapshotRecordSizeStopGTDTerms + 8 + 1
 	snapshotOrderSizeUnelected     = 8 + 2 + 5 + 8*6 + venue.AccountLength + 4 + 4 + 1 + 8 + 8
 	snapshotOrderSize              = snapshotOrderSizeUnelected + 8
+	// An instrument's fixed part: id, band, status, last trade, then the
+	// status a halt interrupted.
+	snapshotInstrumentSizeNoHaltOrigin = 4 + 8 + 8 + 1 + 8
+	snapshotInstrumentSize             = snapshotInstrumentSizeNoHaltOrigin + 1
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -115,6 +125,9 @@ func (m *Matcher) writeSnapshot(w io.Writer, version byte) error {
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.bandHighTicks))
 		b = append(b, byte(in.status))
 		b = binary.LittleEndian.AppendUint64(b, uint64(in.lastTradeTicks))
+		if version > snapshotVersionNoHaltOrigin {
+			b = append(b, byte(in.haltedFrom))
+		}
 		bw.Write(appendAuction(b, &in.auction))
 	}
 	b = binary.LittleEndian.AppendUint32(scratch[:0], uint32(len(m.calls)))
@@ -176,10 +189,19 @@ func recordSizeOf(version byte) int {
 }
 
 func orderSizeOf(version byte) int {
-	if version < snapshotMagic[7] {
+	if version < snapshotVersionNoHaltOrigin {
 		return snapshotOrderSizeUnelected
 	}
 	return snapshotOrderSize
+}
+
+// instrumentSizeOf is the size of an instrument's fixed part, before its
+// auction state, in snapshot format version.
+func instrumentSizeOf(version byte) int {
+	if version <= snapshotVersionNoHaltOrigin {
+		return snapshotInstrumentSizeNoHaltOrigin
+	}
+	return snapshotInstrumentSize
 }
 
 // lacksTerms reports whether record r may have had recordTerms that
@@ -188,7 +210,7 @@ func orderSizeOf(version byte) int {
 // limit order that could rest, which may have been an iceberg or post-only
 // (versions 5 and 6), as the record does not say.
 func lacksTerms(r *clOrdRecord, version byte) bool {
-	if r.ordStatus == venue.OrdStatusNew || version == snapshotMagic[7] {
+	if r.ordStatus == venue.OrdStatusNew || version >= snapshotVersionNoHaltOrigin {
 		return false
 	}
 	display := r.ordType == venue.OrdTypeLimit && canRest(r.ordType, r.tif)
@@ -284,7 +306,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	if [7]byte(b[:7]) != [7]byte(snapshotMagic[:7]) {
 		return fmt.Errorf("%w: not a matcher snapshot (version %d)", ErrSnapshot, snapshotMagic[7])
 	}
-	if version != snapshotMagic[7] && version != snapshotVersionTermless && version != snapshotVersionStopGTDTerms {
+	if version < snapshotVersionTermless || version > snapshotMagic[7] {
 		return fmt.Errorf("%w: matcher snapshot version %d, this build reads versions %d to %d only (restart from the journal: move the snapshot files aside)",
 			ErrSnapshot, version, snapshotVersionTermless, snapshotMagic[7])
 	}
@@ -298,7 +320,7 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 				return err
 			}
 		}
-		if err := m.readInstrument(sr, &m.instruments[i]); err != nil {
+		if err := m.readInstrument(sr, &m.instruments[i], version); err != nil {
 			return err
 		}
 	}
@@ -358,8 +380,8 @@ func (m *Matcher) readSnapshot(sr *snapshotReader) error {
 	return nil
 }
 
-func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
-	b, err := sr.next(4 + 8 + 8 + 1 + 8)
+func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument, version byte) error {
+	b, err := sr.next(instrumentSizeOf(version))
 	if err != nil {
 		return err
 	}
@@ -382,6 +404,13 @@ func (m *Matcher) readInstrument(sr *snapshotReader, in *instrument) error {
 	in.lastTradeTicks = int64(binary.LittleEndian.Uint64(b[21:]))
 	if in.lastTradeTicks < 0 {
 		return fmt.Errorf("%w: instrument %d last trade %d", ErrSnapshot, id, in.lastTradeTicks)
+	}
+	in.haltedFrom = 0 // an older version's: not known
+	if version > snapshotVersionNoHaltOrigin {
+		in.haltedFrom = venue.TradingStatus(b[29])
+		if in.haltedFrom != 0 && (status != venue.TradingStatusHalted || !in.haltedFrom.Valid() || in.haltedFrom == venue.TradingStatusHalted) {
+			return fmt.Errorf("%w: instrument %d in status %v halted from %d", ErrSnapshot, id, status, in.haltedFrom)
+		}
 	}
 	if b, err = sr.next(snapshotAuctionSize); err != nil {
 		return err
@@ -419,8 +448,8 @@ func (m *Matcher) readRecord(b []byte, r *clOrdRecord, t *recordTerms, version b
 	}
 	if lacksTerms(r, version) {
 		return fmt.Errorf("%w: matcher snapshot version %d lacks the terms (stop price, expire time, display size, post-only) of order %d, "+
-			"which ended or was replaced; this build needs them (version %d) to answer its status (restart from the journal: move the snapshot files aside)",
-			ErrSnapshot, version, r.orderID, snapshotMagic[7])
+			"which ended or was replaced; this build needs them (kept since version %d) to answer its status (restart from the journal: move the snapshot files aside)",
+			ErrSnapshot, version, r.orderID, snapshotVersionNoHaltOrigin)
 	}
 	*t = recordTerms{}
 	if version == snapshotVersionTermless {
@@ -499,7 +528,7 @@ func (m *Matcher) readOrder(b []byte, version byte) (orderIdx, error) {
 	waiting := b[56+venue.AccountLength]
 	ext := orderExt{maxFloorQty: int64(binary.LittleEndian.Uint64(b[57+venue.AccountLength:])),
 		displayQty: int64(binary.LittleEndian.Uint64(b[65+venue.AccountLength:]))}
-	if version == snapshotMagic[7] {
+	if version >= snapshotVersionNoHaltOrigin {
 		ext.electedStopPxTicks = int64(binary.LittleEndian.Uint64(b[73+venue.AccountLength:]))
 	}
 	bad := func(what string) (orderIdx, error) {
@@ -550,10 +579,10 @@ func (m *Matcher) readOrder(b []byte, version byte) (orderIdx, error) {
 	}
 	elected := queued && IsStop(o.ordType)
 	switch {
-	case elected && version != snapshotMagic[7]:
+	case elected && version < snapshotVersionNoHaltOrigin:
 		return noOrder, fmt.Errorf("%w: matcher snapshot version %d lacks the stop price of order %d, an elected stop waiting for an uncross; "+
-			"this build needs it (version %d) to report the order (restart from the journal: move the snapshot files aside)",
-			ErrSnapshot, version, o.orderID, snapshotMagic[7])
+			"this build needs it (kept since version %d) to report the order (restart from the journal: move the snapshot files aside)",
+			ErrSnapshot, version, o.orderID, snapshotVersionNoHaltOrigin)
 	case elected != (ext.electedStopPxTicks != 0) || ext.electedStopPxTicks < 0:
 		return bad("an elected stop's stop price is inconsistent")
 	}
@@ -585,7 +614,7 @@ func (m *Matcher) resetState(untouched bool) {
 	m.invariantsDue = invariantSchedule{} // a new state is checked at the next command
 	for i := range m.instruments {
 		in := &m.instruments[i]
-		in.status = venue.TradingStatusOpen
+		in.status, in.haltedFrom = venue.TradingStatusOpen, 0
 		in.lastTradeTicks = 0
 		in.auction = newAuctionState(&InstrumentConfig{VolatilityBandTicks: in.auction.volBandTicks,
 			VolatilityAuctionNs: in.auction.volAuctionNs, CallExtension: in.auction.extendCalls})

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"testing"
+
+	"github.com/fixvenue/fixvenue/sbe/venue"
 )
 
 // snapshotFuzzSeed is the snapshot of cfg's matcher after commands of
@@ -41,7 +43,7 @@ func FuzzReadSnapshot(f *testing.F) {
 		snap := snapshotFuzzSeed(f, cfg, uint64(i+1), commands)
 		f.Add(false, snap[:len(snap)-4])
 	}
-	f.Add(true, []byte("FVCORE\x00\x07"))
+	f.Add(true, []byte("FVCORE\x00\x08"))
 	var termless bytes.Buffer
 	m, err := NewMatcher(cfg)
 	if err != nil {
@@ -51,6 +53,25 @@ func FuzzReadSnapshot(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(false, termless.Bytes()[:termless.Len()-4])
+	// Halted instruments, one of them closed before: the status each halt
+	// interrupted, kept (the current version) and not (version 7).
+	var buf [cmdSlotSize]byte
+	for i, a := range []operatorArgs{
+		{action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusClosed, instrument: 2},
+		{action: venue.OperatorActionTypeSetTradingStatus, status: venue.TradingStatusHalted},
+	} {
+		a.seq = uint64(i + 1)
+		if err := m.Apply(encodeOperator(buf[:], a), NewBufferSink(8)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, version := range []byte{snapshotMagic[7], snapshotVersionNoHaltOrigin} {
+		var halted bytes.Buffer
+		if err := m.writeSnapshot(&halted, version); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(false, halted.Bytes()[:halted.Len()-4])
+	}
 	f.Add(false, []byte{})
 	after := fuzzSeed(cfg, 99, 60)
 	f.Fuzz(func(t *testing.T, raw bool, body []byte) {

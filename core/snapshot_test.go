@@ -159,7 +159,7 @@ func TestReadSnapshotRefusesACallListedTwice(t *testing.T) {
 	}
 	snap := snapshotOf(t, m)
 	body := snap[:len(snap)-4]
-	off := len(snapshotMagic) + 4 + len(cfg.Instruments)*(4+8+8+1+8+snapshotAuctionSize) // the calls
+	off := len(snapshotMagic) + 4 + len(cfg.Instruments)*(snapshotInstrumentSize+snapshotAuctionSize) // the calls
 	if n := binary.LittleEndian.Uint32(body[off:]); n != 1 || binary.LittleEndian.Uint32(body[off+4:]) != 7 {
 		t.Fatalf("the calls section does not list CCC alone: %x", body[off:off+8])
 	}
@@ -187,8 +187,8 @@ func TestReadSnapshotRefusesARepeatedRecord(t *testing.T) {
 	cfg := propertyConfigs()[2]
 	snap := snapshotFuzzSeed(t, cfg, 2, 40)
 	body := snap[:len(snap)-4]
-	off := len(snapshotMagic) + 4 + len(cfg.Instruments)*(4+8+8+1+8+snapshotAuctionSize) // the calls
-	off += 4 + 4*int(binary.LittleEndian.Uint32(body[off:])) + 7*8                       // the records' count
+	off := len(snapshotMagic) + 4 + len(cfg.Instruments)*(snapshotInstrumentSize+snapshotAuctionSize) // the calls
+	off += 4 + 4*int(binary.LittleEndian.Uint32(body[off:])) + 7*8                                    // the records' count
 	recs := int(binary.LittleEndian.Uint32(body[off:]))
 	if recs < 2 {
 		t.Fatalf("%d records: the workload proves nothing", recs)

@@ -906,9 +906,11 @@ func (total *Result) add(res Result) {
 }
 
 // resume lifts a halt: each instrument named (id 0: every one) returns to
-// the status of its schedule group's phase, the call in a call phase, so
-// that a halt in a call ends in that call and its uncross comes at the
-// scheduled time (resumeStatus). An instrument that is not halted opens.
+// where it would be without the halt (resumeStatus): Closed when an
+// operator had closed it, else the status of its schedule group's phase,
+// the call in a call phase, so that a halt in a call ends in that call and
+// its uncross comes at the scheduled time. An instrument that is not
+// halted opens.
 // One command per instrument, as a phase change is; for every instrument,
 // those already where resuming would take them are left out.
 func (o *Ops) resume(w http.ResponseWriter, id uint32, operator, reason string) {

@@ -1792,13 +1792,21 @@ func tradingStatusNamed(name string) (venue.TradingStatus, bool) {
 	return 0, false
 }
 
-// resumeStatus is where resuming instrument in takes it (phaseMu held): a
-// halted instrument returns to the status of its group's phase (the last
-// phase change, else the schedule's phase now); one that is not halted,
-// or has no schedule, opens (a call uncrosses, a volatility auction ends),
-// but for the closing call's extension, which closes (UncrossTo).
+// resumeStatus is where resuming instrument in takes it (phaseMu held):
+// where it would be without the halt. A halted instrument that was closed
+// when halted, with no phase change since, returns to Closed: lifting a
+// halt, of all instruments too, must not open what an operator, or the
+// close, had closed. Any
+// other halted instrument returns to the status of its group's phase (the
+// last phase change, else the schedule's phase now); one that is not
+// halted, or has no schedule, opens (a call uncrosses, a volatility
+// auction ends), but for the closing call's extension, which closes
+// (UncrossTo).
 func (o *Ops) resumeStatus(in config.Instrument) venue.TradingStatus {
 	st, ok := o.monitor.Instrument(in.ID)
+	if ok && st.Status == venue.TradingStatusHalted && st.HaltedFrom == venue.TradingStatusClosed {
+		return venue.TradingStatusClosed
+	}
 	if !ok || st.Status != venue.TradingStatusHalted || !o.cfg.Schedule.Enabled || o.plan == nil {
 		return st.UncrossTo()
 	}

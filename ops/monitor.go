@@ -52,6 +52,9 @@ type Monitor struct {
 // instrumentView is the monitor's picture of one instrument.
 type instrumentView struct {
 	status venue.TradingStatus
+	// haltedFrom, while halted, is the status the halt interrupted, as the
+	// matcher keeps it (core.Matcher.HaltedFrom): 0 when not known.
+	haltedFrom venue.TradingStatus
 	// auctionEndNs and auctionOf, in a volatility auction: when it
 	// uncrosses, as announced, and the call it extends (VolatilityAuction
 	// for an interruption of continuous trading).
@@ -100,6 +103,12 @@ type Result struct {
 // InstrumentState is a copy of the monitor's view of one instrument.
 type InstrumentState struct {
 	Status venue.TradingStatus
+	// HaltedFrom, for a halted instrument, is the status its halt
+	// interrupted, where a resume returns it (Closed for one closed before
+	// it was halted); 0 when not known: a phase change passed over the halt
+	// since (its group's phase says where it would be), or the instrument
+	// was halted before a restart from a snapshot that did not keep it.
+	HaltedFrom venue.TradingStatus
 	// AuctionEndNs and AuctionOf, in a volatility auction (0 otherwise):
 	// when its uncross is due, as its VolatilityInterruption announced (a
 	// clock stepped back ends it earlier: core, "Auctions"), and the call
@@ -135,6 +144,7 @@ type instrumentSeed struct {
 	status                      venue.TradingStatus
 	auctionEndNs                int64
 	auctionOf                   venue.TradingStatus
+	haltedFrom                  venue.TradingStatus
 	refPriceTicks, bandPercent  int64
 	bandLowTicks, bandHighTicks int64
 }
@@ -143,7 +153,8 @@ func newMonitor(seeds map[uint32]instrumentSeed) *Monitor {
 	m := &Monitor{instruments: make(map[uint32]*instrumentView, len(seeds)), orders: map[uint64]restingOrder{},
 		bySession: map[uint16]int{}, hash: xxhash.New(), results: map[resultKey]int64{}}
 	for id, sd := range seeds {
-		m.instruments[id] = &instrumentView{status: sd.status, auctionEndNs: sd.auctionEndNs, auctionOf: sd.auctionOf, refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
+		m.instruments[id] = &instrumentView{status: sd.status, auctionEndNs: sd.auctionEndNs, auctionOf: sd.auctionOf, haltedFrom: sd.haltedFrom,
+			refPriceTicks: sd.refPriceTicks, bandPercent: sd.bandPercent,
 			bandLowTicks: sd.bandLowTicks, bandHighTicks: sd.bandHighTicks, bids: map[int64]int64{}, asks: map[int64]int64{}}
 	}
 	return m
@@ -160,6 +171,7 @@ func instrumentSeeds(m *core.Matcher, instruments []config.Instrument) map[uint3
 		// configured ones while it is still the configured band.
 		sd := instrumentSeed{status: st}
 		sd.auctionEndNs, sd.auctionOf, _ = m.VolatilityAuction(in.ID)
+		sd.haltedFrom, _ = m.HaltedFrom(in.ID)
 		sd.bandLowTicks, sd.bandHighTicks, _ = m.Band(in.ID)
 		if low, high := core.BandTicks(in.RefPriceTicks, in.BandPercent); low == sd.bandLowTicks && high == sd.bandHighTicks {
 			sd.refPriceTicks, sd.bandPercent = in.RefPriceTicks, in.BandPercent
@@ -369,6 +381,15 @@ func (m *Monitor) apply(ev []byte) {
 		var e venue.TradingStatusChanged
 		if e.WrapDecode(ev, 0) == nil {
 			if in := m.instruments[e.InstrumentID()]; in != nil {
+				// As the matcher keeps it: a halt remembers the status it
+				// interrupts (a halt of a halted instrument the first's),
+				// any other status forgets it.
+				switch {
+				case e.Status() != venue.TradingStatusHalted:
+					in.haltedFrom = 0
+				case in.status != venue.TradingStatusHalted:
+					in.haltedFrom = in.status
+				}
 				in.status = e.Status()
 				if in.status != venue.TradingStatusVolatilityAuction {
 					in.auctionEndNs, in.auctionOf = 0, 0
@@ -400,6 +421,9 @@ func (m *Monitor) apply(ev []byte) {
 			if r.Action == venue.OperatorActionTypeEndOfDay {
 				m.endOfDay.Store(&r) // before resultSeq, which says it is applied
 			}
+			if r.Action == venue.OperatorActionTypeSetPhaseStatus {
+				m.phasePassedHalts(r)
+			}
 			if in := m.instruments[e.InstrumentID()]; in != nil && r.Action == venue.OperatorActionTypeSetPriceBand && r.Reason == venue.RejectReasonNone {
 				in.refPriceTicks, in.bandPercent = e.RefPriceTicks(), e.BandPercent()
 				in.bandLowTicks, in.bandHighTicks = core.BandTicks(in.refPriceTicks, in.bandPercent)
@@ -408,6 +432,26 @@ func (m *Monitor) apply(ev []byte) {
 			// in its wait (an awaited command's is read then: appliedResult).
 			m.waiters.Deliver(r.Seq, r)
 			m.resultSeq.Store(r.Seq)
+		}
+	}
+}
+
+// phasePassedHalts forgets the status the halts a phase change passed over
+// interrupted, as the matcher does (core.Matcher's phasePassedHalts):
+// where such an instrument would be without its halt is its group's phase
+// now. That is the instrument named when the change is refused with
+// InstrumentHalted, and every instrument halted after a change of every
+// instrument, whatever its answer (m.mu held; the change's status changes
+// are applied already).
+func (m *Monitor) phasePassedHalts(r Result) {
+	switch {
+	case r.Instrument == 0:
+		for _, in := range m.instruments {
+			in.haltedFrom = 0
+		}
+	case r.Reason == venue.RejectReasonInstrumentHalted:
+		if in := m.instruments[r.Instrument]; in != nil {
+			in.haltedFrom = 0
 		}
 	}
 }
@@ -485,7 +529,8 @@ func (m *Monitor) Instrument(id uint32) (InstrumentState, bool) {
 	if in == nil {
 		return InstrumentState{}, false
 	}
-	st := InstrumentState{Status: in.status, AuctionEndNs: in.auctionEndNs, AuctionOf: in.auctionOf, RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
+	st := InstrumentState{Status: in.status, AuctionEndNs: in.auctionEndNs, AuctionOf: in.auctionOf, HaltedFrom: in.haltedFrom,
+		RefPriceTicks: in.refPriceTicks, BandPercent: in.bandPercent,
 		BandLowTicks: in.bandLowTicks, BandHighTicks: in.bandHighTicks, RestingOrders: in.restingOrders, BidLevels: len(in.bids), AskLevels: len(in.asks)}
 	for px, qty := range in.bids {
 		st.BidQtyTotal += qty

@@ -254,3 +254,61 @@ func TestMonitorKnowsTheVolatilityAuction(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorKnowsWhereAHaltCameFrom: the status a halt interrupted, where
+// a resume returns the instrument, is the matcher's in the monitor that
+// follows its events (random status changes and phase changes, of one
+// instrument and of all, refused ones among them) as in one seeded from
+// it at a start or a promotion.
+func TestMonitorKnowsWhereAHaltCameFrom(t *testing.T) {
+	cfg := core.Config{OrdersMax: 64, ClOrdIDsMax: 4096, SessionsMax: 2, Instruments: []core.InstrumentConfig{
+		{ID: 1, Symbol: "A", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 10000, BandPercent: 10},
+		{ID: 2, Symbol: "B", TickSize: "0.01", LotSize: 1, MinQty: 1, MaxQty: 1000, RefPriceTicks: 5000, BandPercent: 10}}}
+	instruments := []config.Instrument{{ID: 1}, {ID: 2}}
+	m, err := core.NewMatcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon := newMonitor(instrumentSeeds(m, instruments))
+	rng := rand.New(rand.NewPCG(3, 11))
+	buf := make([]byte, 256)
+	sink := core.NewBufferSink(64)
+	statuses := []venue.TradingStatus{venue.TradingStatusOpen, venue.TradingStatusHalted, venue.TradingStatusClosed,
+		venue.TradingStatusOpeningCall, venue.TradingStatusClosingCall, venue.TradingStatusHalted, 0x7f}
+	remembered := 0
+	for seq := uint64(0); seq < 3000; seq++ {
+		var c venue.OperatorCommand
+		_ = c.WrapEncode(buf, 0)
+		c.SetSeq(seq)
+		c.SetTimestampNs(int64(seq))
+		c.SetAction(venue.OperatorActionTypeSetTradingStatus)
+		if rng.IntN(3) == 0 {
+			c.SetAction(venue.OperatorActionTypeSetPhaseStatus)
+		}
+		c.SetInstrumentID(uint32(rng.IntN(3)))
+		c.SetStatus(statuses[rng.IntN(len(statuses))])
+		sink.Reset()
+		if err := m.Apply(buf[:c.EncodedLength()], sink); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < sink.Len(); i++ {
+			mon.apply(sink.Event(i))
+		}
+		seeded := newMonitor(instrumentSeeds(m, instruments))
+		for _, in := range instruments {
+			want, _ := m.HaltedFrom(in.ID)
+			live, _ := mon.Instrument(in.ID)
+			start, _ := seeded.Instrument(in.ID)
+			if live.HaltedFrom != want || start.HaltedFrom != want {
+				t.Fatalf("after command %d (%v %v of %d): instrument %d halted from %v in the matcher, %v live, %v seeded",
+					seq, c.Action(), c.Status(), c.InstrumentID(), in.ID, want, live.HaltedFrom, start.HaltedFrom)
+			}
+			if want == venue.TradingStatusClosed {
+				remembered++
+			}
+		}
+	}
+	if remembered == 0 {
+		t.Fatal("no instrument was ever halted from Closed: the workload proves little")
+	}
+}
