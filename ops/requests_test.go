@@ -62,6 +62,9 @@ func TestRiskRequestValidation(t *testing.T) {
 		{"kill", `{"reason":"r","session":"C1","limit":"max_order_qty"}`, 400, "bad_body"},
 		{"reset", `{"reason":"r","session":"C1","value":-5}`, 400, "bad_body"},
 		{"reset", `{"reason":"r","session":"C1","instrument":"ACME"}`, 400, "bad_body"},
+		{"kill", `{"reason":"r","session":"C1","value":0}`, 400, "bad_body"},
+		{"limit", `{"reason":"r","session":"C1","limit":"max_order_qty"}`, 400, "no_value"}, // was "value 0 must be…"
+		{"limit", `{"reason":"r","session":"C1","value":5}`, 400, "no_limit"},               // was unknown limit ""
 		{"explode", `{"reason":"r","session":"C1"}`, 404, "unknown_action"},
 		{"kill", `{"reason":"` + strings.Repeat("x", 600) + `","session":"C1"}`, 413, "body_too_large"},
 	} {
@@ -88,7 +91,7 @@ func TestRiskRequestValidation(t *testing.T) {
 	if w.Code != 200 || len(fake.calls) != 1 {
 		t.Fatalf("a good limit call: %d %s, %d calls", w.Code, w.Body.String(), len(fake.calls))
 	}
-	if q := fake.calls[0]; q.Action != "limit" || q.Reason != "cap" || q.Account != "F" || q.Limit != "max_position" || q.Value != 7 || q.Instrument != "ACME" {
+	if q := fake.calls[0]; q.Action != "limit" || q.Reason != "cap" || q.Account != "F" || q.Limit != "max_position" || q.Value == nil || *q.Value != 7 || q.Instrument != "ACME" {
 		t.Fatalf("the venue got %+v", q)
 	}
 	o = requestOps()

@@ -2,9 +2,11 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -27,6 +29,12 @@ var RiskLimitKeys = map[string]venue.RiskLimit{
 	"kill_after_breaches": venue.RiskLimitKillAfterBreaches, "kill_at_loss": venue.RiskLimitKillAtLoss,
 }
 
+// RiskLimitList names the limits in the order an answer lists them.
+const RiskLimitList = "max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss"
+
+// RiskValueWanted says what a limit's value may be, for a refusal.
+var RiskValueWanted = fmt.Sprintf("a positive integer of at most %d, or %q to remove the limit", core.RiskLimitMax, gateway.LimitNone)
+
 // RiskLimitNames are RiskLimitKeys the other way round.
 var RiskLimitNames = func() map[venue.RiskLimit]string {
 	out := make(map[venue.RiskLimit]string, len(RiskLimitKeys))
@@ -45,9 +53,10 @@ type RiskRequest struct {
 	Account string `json:"account,omitempty"`
 	Limit   string `json:"limit,omitempty"`
 	// Value is the new limit: a positive integer, or "none" to remove the
-	// limit (a per-instrument one: the subject's governs the instrument again).
-	Value      gateway.LimitValue `json:"value,omitempty"`
-	Instrument string             `json:"instrument,omitempty"`
+	// limit (a per-instrument one: the subject's governs the instrument
+	// again); nil: not given, which a value of 0 is not.
+	Value      *gateway.LimitValue `json:"value,omitempty"`
+	Instrument string              `json:"instrument,omitempty"`
 	// Action is kill, reset or limit: the path's, not the body's.
 	Action string `json:"-"`
 	// Operator is the token's operator, journaled with the reason.
@@ -147,8 +156,17 @@ func (o *Ops) handleRiskAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Action, q.Operator = action, operatorOf(r)
-	if action != "limit" && (q.Limit != "" || q.Value != 0 || q.Instrument != "") {
+	switch {
+	case action != "limit" && (q.Limit != "" || q.Value != nil || q.Instrument != ""):
 		refuse(w, http.StatusBadRequest, "bad_body", "a %s takes a reason and a session or an account", action)
+		return
+	// Named as missing: a value left out read as 0 and was refused as
+	// "value 0", a limit left out as the unknown limit "".
+	case action == "limit" && q.Limit == "":
+		refuse(w, http.StatusBadRequest, "no_limit", "name the limit: one of %s", RiskLimitList)
+		return
+	case action == "limit" && q.Value == nil:
+		refuse(w, http.StatusBadRequest, "no_value", "give a value: %s", RiskValueWanted)
 		return
 	}
 	ans, err := o.risk.RiskCommand(q)
@@ -159,8 +177,12 @@ func (o *Ops) handleRiskAction(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeJSON(w, http.StatusGatewayTimeout, apiError{Error: err.Error(), Code: "timeout"})
 	default:
+		value := ""
+		if q.Value != nil {
+			value = q.Value.String()
+		}
 		o.log.Info("risk action", "action", action, "operator", q.Operator, "reason", q.Reason, "session", q.Session,
-			"account", q.Account, "limit", q.Limit, "value", q.Value, "instrument", q.Instrument, "seq", ans.Seq)
+			"account", q.Account, "limit", q.Limit, "value", value, "instrument", q.Instrument, "seq", ans.Seq)
 		writeJSON(w, http.StatusOK, ans)
 	}
 }

@@ -101,13 +101,16 @@ func (s *Server) parseRiskRequest(in ops.RiskRequest) (riskRequest, error) {
 	}
 	var ok bool
 	if q.limit, ok = ops.RiskLimitKeys[in.Limit]; !ok {
-		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of max_order_qty, max_order_notional, max_open_orders, max_open_notional, credit_limit, max_position, kill_after_breaches, kill_at_loss)", in.Limit)
+		return q, badRisk(http.StatusBadRequest, "unknown_limit", "unknown limit %q (one of %s)", in.Limit, ops.RiskLimitList)
 	}
-	if (in.Value <= 0 || in.Value > core.RiskLimitMax) && in.Value != core.RiskLimitRemove {
-		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be a positive integer of at most %d, or %q to remove the limit",
-			in.Value, core.RiskLimitMax, gateway.LimitNone)
+	// The admin API refuses a call without a value (no_value) before this.
+	if in.Value == nil {
+		return q, badRisk(http.StatusBadRequest, "no_value", "give a value: %s", ops.RiskValueWanted)
 	}
-	q.value = int64(in.Value)
+	if v := *in.Value; (v <= 0 || v > core.RiskLimitMax) && v != core.RiskLimitRemove {
+		return q, badRisk(http.StatusBadRequest, "bad_value", "value %d must be %s", v, ops.RiskValueWanted)
+	}
+	q.value = int64(*in.Value)
 	if in.Instrument != "" {
 		if !core.RiskLimitPerInstrument(q.limit) {
 			return q, badRisk(http.StatusBadRequest, "not_per_instrument", "%s is set for a whole session or account, not per instrument (per instrument: max_order_qty, max_order_notional, max_position)", in.Limit)

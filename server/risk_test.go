@@ -44,10 +44,11 @@ func riskPost(t *testing.T, s *Server, path string, form url.Values) (int, strin
 		Limit: form.Get("limit"), Instrument: form.Get("instrument"), Reason: "test", Operator: "test"}
 	if v := form.Get("value"); v != "" {
 		n, _ := strconv.ParseInt(v, 10, 64)
-		q.Value = gateway.LimitValue(n)
+		value := gateway.LimitValue(n)
 		if v == gateway.LimitNone {
-			q.Value = core.RiskLimitRemove
+			value = core.RiskLimitRemove
 		}
+		q.Value = &value
 	}
 	ans, err := s.RiskCommand(q)
 	var re *ops.RiskError

@@ -100,7 +100,8 @@ func (c *adminClient) risk(args []string) int {
 		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
 	case "limits":
 		if c.limit == "" || c.value == 0 {
-			// Said here: the API would call a --value left out "value 0".
+			// Said here, as a usage error that sends nothing (the API
+			// refuses a call without them too: no_limit, no_value).
 			fmt.Fprintf(c.errOut, "%s risk limits: takes --limit NAME and --value N (a positive integer, or none to remove the limit), with --session or --account and --reason\n", c.prog)
 			return 2
 		}
