@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -23,7 +24,8 @@ import (
 // AddInstrumentRequest is the body of POST /v1/instruments.
 type AddInstrumentRequest struct {
 	Reason string `json:"reason"`
-	// ID is the instrument's wire id; 0: one more than the highest listed.
+	// ID is the instrument's wire id; 0: one more than the highest listed
+	// (after 4294967295, the lowest free id: freeInstrumentID).
 	ID          uint32 `json:"id,omitempty"`
 	Symbol      string `json:"symbol"`
 	TickSize    string `json:"tick_size"`
@@ -132,10 +134,8 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 			return bad("unknown_group", "%v: name one of the [[schedule.group]] names", err)
 		}
 	}
-	for _, in := range listed {
-		if req.ID == 0 && in.ID >= a.ID {
-			a.ID = in.ID + 1 // wraps to 0 after the highest id: refused below
-		}
+	if req.ID == 0 {
+		a.ID = freeInstrumentID(listed)
 	}
 	if o.cfg.ExportOn && config.SubjectToken(a.Symbol) == config.NoInstrumentToken {
 		return conflict("subject_collision", "symbol %q would share its event subjects with the events of no instrument (...orders.%s)",
@@ -155,13 +155,36 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 				"both are ...orders.%s", a.Symbol, in.Symbol, in.ID, config.SubjectToken(a.Symbol))
 		}
 	}
-	if a.ID == 0 {
-		return bad("bad_id", "no free instrument id above the listed ones: give one")
-	}
 	if len(listed) >= o.cfg.Matcher.InstrumentsMax() {
 		return conflict("instruments_full", "%d instruments are listed, engine.instruments_max is %d", len(listed), o.cfg.Matcher.InstrumentsMax())
 	}
 	return a, status, 0, "", ""
+}
+
+// freeInstrumentID is the id of an addition that names none: one more
+// than the highest listed or, when that is the largest uint32 (an operator
+// gave it), the lowest id none has. The id wrapped to 0 there, and every
+// addition without an id was refused until one was given. Chosen from the
+// listed instruments and journaled in the command, it is the same on a
+// replay and on a cluster's followers.
+func freeInstrumentID(listed []config.Instrument) uint32 {
+	highest := uint32(0)
+	for _, in := range listed {
+		highest = max(highest, in.ID)
+	}
+	if highest < math.MaxUint32 {
+		return highest + 1
+	}
+	used := make(map[uint32]bool, len(listed))
+	for _, in := range listed {
+		used[in.ID] = true
+	}
+	// At most len(listed) ids are used, so one of the first len(listed)+1 is free.
+	id := uint32(1)
+	for used[id] {
+		id++
+	}
+	return id
 }
 
 func (o *Ops) handleAddInstrument(w http.ResponseWriter, r *http.Request) {

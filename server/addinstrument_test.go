@@ -419,3 +419,38 @@ func TestAddedInstrumentIsAnnounced(t *testing.T) {
 		}
 	}
 }
+
+// TestAddInstrumentIDAfterTheLargest: once an operator lists id 4294967295
+// (the largest uint32), an addition without an id takes the lowest id none
+// has, before and after a restart; one more than the highest wrapped to 0,
+// and every such addition was refused ("no free instrument id") until an
+// id was given.
+func TestAddInstrumentIDAfterTheLargest(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, t.TempDir(), adminConfig())
+	s := startServer(t, cfg, Options{})
+	waitReady(t, s)
+	add := func(s *Server, symbol, id string, want uint32) {
+		t.Helper()
+		extra := ""
+		if id != "" {
+			extra = `,"id":` + id
+		}
+		body := fmt.Sprintf(`{"reason":"listing %s","symbol":%q,"tick_size":"0.01","lot_size":1,"min_qty":1,"max_qty":100,`+
+			`"ref_price":"10.00","band_percent":10%s}`, symbol, symbol, extra)
+		var res ops.AddInstrumentResponse
+		if code := adminCall(t, s, "POST", "/v1/instruments", aliceToken, body, &res); code != 200 || res.Instrument.ID != want {
+			t.Fatalf("add %s (id %q): %d %+v, want id %d", symbol, id, code, res, want)
+		}
+	}
+	// ACME and LOTS are 1 and 2.
+	add(s, "TOP", "4294967295", 4294967295)
+	add(s, "NEXT", "", 3)
+	add(s, "FIVE", "5", 5)
+	add(s, "AFTER", "", 4)
+	s.Close()
+
+	s = startServer(t, cfg, Options{})
+	waitReady(t, s)
+	add(s, "LATER", "", 6)
+}

@@ -224,7 +224,7 @@ func runAdmin(prog string, args []string, stdout, stderr io.Writer) int {
 		fs.Int64Var(&c.bandPct, "band-percent", 0, "the half-width of the price band, in percent")
 	}
 	if cmd.opts&optInstrument != 0 {
-		fs.UintVar(&c.add.id, "id", 0, "the wire id (default: one more than the highest listed)")
+		fs.UintVar(&c.add.id, "id", 0, "the wire id (default: one more than the highest listed; after 4294967295, the lowest free one)")
 		fs.StringVar(&c.add.tick, "tick-size", "", "the tick size, e.g. 0.01")
 		fs.Int64Var(&c.add.lot, "lot-size", 0, "every quantity is a multiple of it")
 		fs.Int64Var(&c.add.minQty, "min-qty", 0, "the smallest order quantity")
