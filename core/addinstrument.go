@@ -53,6 +53,15 @@ func (m *Matcher) AddedInstruments() []AddedInstrument {
 	return append([]AddedInstrument(nil), m.listing.added...)
 }
 
+// AddBounds returns the bounds of an added instrument that the
+// configuration does not give it: the widest band, in ticks, a book side
+// holds (Config.LevelsPerSideMax) and the largest MaxQty (MaxQtyFor the
+// matcher's OrdersMax and ClOrdIDsMax). Both are fixed at construction, so
+// any goroutine may read them.
+func (m *Matcher) AddBounds() (levelsPerSideMax int, maxQty int64) {
+	return m.listing.levelsMax, m.listing.qtyMax
+}
+
 // InstrumentsMax returns the bound of configured plus added instruments.
 func (m *Matcher) InstrumentsMax() int { return cap(m.instruments) }
 

@@ -158,7 +158,33 @@ func (o *Ops) checkAdd(req *AddInstrumentRequest) (core.AddedInstrument, venue.T
 	if len(listed) >= o.cfg.Matcher.InstrumentsMax() {
 		return conflict("instruments_full", "%d instruments are listed, engine.instruments_max is %d", len(listed), o.cfg.Matcher.InstrumentsMax())
 	}
+	if reason := o.boundsRefusal(&a, req); reason != "" {
+		return a, 0, http.StatusUnprocessableEntity, "invalid_instrument", reason + " (nothing changed)"
+	}
 	return a, status, 0, "", ""
+}
+
+// boundsRefusal says which of the matcher's bounds an addition passes, ""
+// when none: max_qty against the engine's bounds, the band's width against
+// the price levels a book side holds, max_qty at the band's top against the
+// largest order notional, in the order the matcher checks them
+// (core.InstrumentConfig). The matcher refuses each as InvalidInstrument,
+// which cannot say which, so the answer listed all three.
+func (o *Ops) boundsRefusal(a *core.AddedInstrument, req *AddInstrumentRequest) string {
+	levelsMax, qtyMax := o.cfg.Matcher.AddBounds()
+	low, high := core.BandTicks(a.RefPriceTicks, a.BandPercent)
+	switch {
+	case a.MaxQty > qtyMax:
+		return fmt.Sprintf("max_qty %d is above %d, (2^63-1) / (engine.orders_max + clordids_max + 1), which keeps a level's depth and the day's volume within int64",
+			a.MaxQty, qtyMax)
+	case high-low+1 > int64(levelsMax):
+		return fmt.Sprintf("band_percent %d around ref_price %s spans %d ticks of tick_size %s, more than the %d price levels a side of a book holds (a narrower band or a coarser tick_size)",
+			a.BandPercent, req.RefPrice, high-low+1, req.TickSize, levelsMax)
+	case a.MaxQty > core.MaxQtyAt(high):
+		return fmt.Sprintf("max_qty %d at the band's top (%d ticks of tick_size %s) puts an order's notional above %d, the largest (price ticks x quantity, as the largest risk limit): max_qty at most %d",
+			a.MaxQty, high, req.TickSize, int64(core.OrderNotionalMax), core.MaxQtyAt(high))
+	}
+	return ""
 }
 
 // freeInstrumentID is the id of an addition that names none: one more
@@ -221,7 +247,8 @@ func (o *Ops) answerAdd(w http.ResponseWriter, operator string, r Result, err er
 	case r.Reason == venue.RejectReasonCapacityExceeded:
 		writeJSON(w, http.StatusConflict, apiError{Error: "the instrument table is full: engine.instruments_max (nothing changed)", Code: "instruments_full", Seq: r.Seq})
 	case r.Reason == venue.RejectReasonInvalidInstrument:
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: the band spans more ticks than engine levels allow, max_qty at the band's top passes the largest order notional (2^62-2 ticks), or max_qty passes (2^63-1) / (engine.orders_max + clordids_max + 1), which keeps a level's depth and the day's volume within int64 (nothing changed)",
+		// checkAdd refused what passes a bound, naming it (boundsRefusal).
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher as invalid reference data, though it passed the admin API's checks (nothing changed)",
 			Code: "invalid_instrument", Seq: r.Seq})
 	default:
 		writeJSON(w, http.StatusUnprocessableEntity, apiError{Error: "refused by the matcher: " + r.Reason.String(), Code: "refused", Seq: r.Seq})

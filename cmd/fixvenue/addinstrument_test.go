@@ -81,9 +81,14 @@ sha256 = %q
 		{append(with(), "--id", "2"), "duplicate_instrument"},
 		{[]string{"instrument", "add", "ACME", "--tick-size", "0.01", "--lot-size", "1", "--min-qty", "1", "--max-qty", "10",
 			"--ref-price", "1", "--band-percent", "5", "--reason", "again"}, "duplicate_instrument"},
-		{with("--tick-size", "0.0001", "--ref-price", "1000"), "invalid_instrument"}, // 2,000,001 ticks: wider than a book side
+		// Each 422 names the one bound passed, where it listed three.
+		{with("--tick-size", "0.0001", "--ref-price", "1000"), // 2,000,001 ticks: wider than a book side
+			"band_percent 10 around ref_price 1000 spans 2000001 ticks of tick_size 0.0001, more than the 1048576 price levels"},
 		// Above (2^63−1) / (1024 orders + 4096 ClOrdIDs + 1) = 1801088075933367.
-		{with("--max-qty", "1801088075933370"), "engine.orders_max + clordids_max"},
+		{with("--max-qty", "1801088075933370"), "max_qty 1801088075933370 is above 1801088075933367, (2^63-1) / (engine.orders_max + clordids_max + 1)"},
+		// 3e14 × 22000 ticks (1100.00 at tick 0.05) passes 2^62−2.
+		{with("--ref-price", "1000", "--max-qty", "300000000000000"),
+			"max_qty 300000000000000 at the band's top (22000 ticks of tick_size 0.05) puts an order's notional above"},
 	} {
 		if code, out, errs := admin(c.args...); code != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("admin %v: exit %d\n%s%s\nwant exit 1 with %q", c.args, code, out, errs, c.want)
