@@ -85,15 +85,22 @@ func (c *Config) Validate() error {
 	// Written so that NaN fails it too: every comparison with NaN is
 	// false, and a NaN rate passed `<= 0 || > RateMax`, then sized the
 	// run's tables from it (a panic) or, in a ramp, made no step at all.
-	if !(c.RatePerSecond > 0 && c.RatePerSecond <= RateMax) {
+	rateOK := c.RatePerSecond > 0 && c.RatePerSecond <= RateMax
+	if !rateOK {
 		bad("rate %g outside (0, %d] orders/s", c.RatePerSecond, RateMax)
 	}
-	if c.Duration <= 0 || c.Warmup < 0 || c.Drain < 0 {
+	timesOK := c.Duration > 0 && c.Warmup >= 0
+	if !timesOK || c.Drain < 0 {
 		bad("duration must be positive, warm-up and drain not negative")
 	}
-	if total := c.totalOrders(); total > OrdersPerRunMax {
-		bad("%d orders in the run, more than %d: shorten it or lower the rate", total, OrdersPerRunMax)
-	} else if c.RatePerSecond > 0 && c.Duration > 0 && c.Warmup >= 0 && total-c.warmupOrders() < 1 {
+	// The orders are counted for a rate and times a run can take, and in
+	// float64 before any int64: a rate past RateMax (1e20), or a warm-up
+	// and duration whose sum passes a time.Duration, overflowed the count,
+	// which then added a second, wrong reason ("makes no order to
+	// measure: raise the rate").
+	if orders := c.RatePerSecond * (c.Warmup.Seconds() + c.Duration.Seconds()); rateOK && timesOK && orders > OrdersPerRunMax {
+		bad("%.0f orders in the run, more than %d: shorten it or lower the rate", orders, OrdersPerRunMax)
+	} else if rateOK && timesOK && c.totalOrders()-c.warmupOrders() < 1 {
 		// Orders are due every 1/rate: a duration shorter than that
 		// measured none, and a run of nothing measured was reported held,
 		// its p99 the zero of an empty histogram.

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -221,33 +222,48 @@ func TestRampRefusesAStepBeyondTheBounds(t *testing.T) {
 	}
 }
 
+// TestConfigRefusals: each configuration no run can take is refused with
+// its one reason: a rate past RateMax or centuries of warm-up overflowed
+// the order count, which added "makes no order to measure: raise the rate".
 func TestConfigRefusals(t *testing.T) {
 	ok := testConfig("127.0.0.1:1", 100, time.Second)
-	cases := map[string]func(*Config){
-		"no sessions":        func(c *Config) { c.Sessions = 0 },
-		"too many sessions":  func(c *Config) { c.Sessions = SessionsMax + 1 },
-		"zero rate":          func(c *Config) { c.RatePerSecond = 0 },
-		"rate over the max":  func(c *Config) { c.RatePerSecond = RateMax + 1 },
-		"too many orders":    func(c *Config) { c.RatePerSecond, c.Duration = RateMax, time.Hour },
-		"spread over price":  func(c *Config) { c.Spread = "200" },
-		"zero spread":        func(c *Config) { c.Spread = "0.00" },
-		"bad price":          func(c *Config) { c.Price = "1O0" },
-		"bad run id":         func(c *Config) { c.RunID = "abc" },
-		"empty symbol":       func(c *Config) { c.Symbol = "" },
-		"zero qty":           func(c *Config) { c.Qty = 0 },
-		"negative warm-up":   func(c *Config) { c.Warmup = -time.Second },
-		"no heartbeat":       func(c *Config) { c.HeartBtIntS = 0 },
-		"mix out of range":   func(c *Config) { c.Mix = 9 },
-		"no address":         func(c *Config) { c.Addr = "" },
-		"zero duration":      func(c *Config) { c.Duration = 0 },
-		"no order measured":  func(c *Config) { c.Duration = 9 * time.Millisecond }, // one order every 10 ms
-		"symbol with an SOH": func(c *Config) { c.Symbol = "A\x01B" },
+	cases := map[string]struct {
+		mutate func(*Config)
+		want   string
+	}{
+		"no sessions":          {func(c *Config) { c.Sessions = 0 }, "sessions 0 outside"},
+		"too many sessions":    {func(c *Config) { c.Sessions = SessionsMax + 1 }, "sessions 257 outside"},
+		"zero rate":            {func(c *Config) { c.RatePerSecond = 0 }, "rate 0 outside"},
+		"rate over the max":    {func(c *Config) { c.RatePerSecond = RateMax + 1 }, "rate 1.000001e+06 outside"},
+		"absurd rate":          {func(c *Config) { c.RatePerSecond = 1e20 }, "rate 1e+20 outside"},
+		"infinite rate":        {func(c *Config) { c.RatePerSecond = math.Inf(1) }, "rate +Inf outside"},
+		"NaN rate":             {func(c *Config) { c.RatePerSecond = math.NaN() }, "rate NaN outside"},
+		"too many orders":      {func(c *Config) { c.RatePerSecond, c.Duration = RateMax, time.Hour }, "3600000000 orders in the run, more than"},
+		"centuries of warm-up": {func(c *Config) { c.Duration, c.Warmup = 2e6*time.Hour, 2e6*time.Hour }, "1440000000000 orders in the run, more than"},
+		"spread over price":    {func(c *Config) { c.Spread = "200" }, "spread"},
+		"zero spread":          {func(c *Config) { c.Spread = "0.00" }, "spread"},
+		"bad price":            {func(c *Config) { c.Price = "1O0" }, "price"},
+		"bad run id":           {func(c *Config) { c.RunID = "abc" }, "run id"},
+		"empty symbol":         {func(c *Config) { c.Symbol = "" }, "symbol must be"},
+		"zero qty":             {func(c *Config) { c.Qty = 0 }, "qty must be positive"},
+		"negative warm-up":     {func(c *Config) { c.Warmup = -time.Second }, "duration must be positive"},
+		"negative drain":       {func(c *Config) { c.Drain = -time.Second }, "duration must be positive"},
+		"no heartbeat":         {func(c *Config) { c.HeartBtIntS = 0 }, "heartbeat"},
+		"mix out of range":     {func(c *Config) { c.Mix = 9 }, "unknown mix 9"},
+		"no address":           {func(c *Config) { c.Addr = "" }, "address is empty"},
+		"zero duration":        {func(c *Config) { c.Duration = 0 }, "duration must be positive"},
+		"no order measured":    {func(c *Config) { c.Duration = 9 * time.Millisecond }, "makes no order to measure"}, // one order every 10 ms
+		"symbol with an SOH":   {func(c *Config) { c.Symbol = "A\x01B" }, "symbol must be"},
 	}
-	for name, mutate := range cases {
+	for name, tc := range cases {
 		c := ok
-		mutate(&c)
-		if err := c.Validate(); err == nil {
+		tc.mutate(&c)
+		err := c.Validate()
+		switch {
+		case err == nil:
 			t.Errorf("%s: accepted", name)
+		case !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n"):
+			t.Errorf("%s: %q, want the one reason %q", name, err, tc.want)
 		}
 	}
 	if err := ok.Validate(); err != nil {
