@@ -70,6 +70,11 @@ type ReplayResult struct {
 // grows (and then keeps its memory) beyond it.
 const replayScratchEvents = 256
 
+// ErrSegmentsMissing is Replay's error for a journal whose first record
+// is after the seq the replay starts from: segments before it, archived
+// ones moved away or lost, are missing.
+var ErrSegmentsMissing = errors.New("earlier segments are missing")
+
 // Replay applies the journal in dir to m, in order, sending every event to
 // sink (nil: events are discarded). Call it after Open, which has cut any
 // torn tail; Replay itself never writes. With UseSnapshot, the newest
@@ -124,8 +129,8 @@ func Replay(dir string, m StateMachine, sink core.EventSink, opts ReplayOptions)
 		if res.FirstSeq < 0 && rec.Seq != from {
 			// Segments before this one are gone: applying from here would
 			// give a state that never existed.
-			return res, fmt.Errorf("journal: the first record is seq %d but replay needs seq %d: earlier segments are missing (archived segments belong in %s)",
-				rec.Seq, from, filepath.Join(dir, ArchiveDirName))
+			return res, fmt.Errorf("journal: the first record is seq %d but replay needs seq %d: %w (archived segments belong in %s)",
+				rec.Seq, from, ErrSegmentsMissing, filepath.Join(dir, ArchiveDirName))
 		}
 		if bufSink != nil {
 			bufSink.Reset()

@@ -382,9 +382,19 @@ func (s *Server) replay(terms *termsUpdate) error {
 		// state for its day's sessions: one written before an instrument
 		// or a session was configured does not fit. The journal, archive
 		// included, replays under the new terms until a snapshot has them.
+		// Without a record, the terms the snapshots were taken under are
+		// unknown: one taken under another band would not load, or would
+		// load that band and the orders it kept, where the configured
+		// terms were to be replayed.
 		terms.record.SnapshotsFrom = s.journal.NextSeq()
-		s.log.Info("configured instruments or sessions added: replaying the whole journal, archive included, as the snapshots predate them",
-			"instruments", strings.Join(terms.newInstruments, ","), "sessions", strings.Join(terms.newSessions, ","))
+		if terms.unrecorded {
+			s.log.Warn("configured terms: no record of the terms the journal was written under (moved aside, or never written): "+
+				"replaying the whole journal, archive included, under the configured terms, as its snapshots may have been taken under others",
+				"record", terms.path)
+		} else {
+			s.log.Info("configured instruments or sessions added: replaying the whole journal, archive included, as the snapshots predate them",
+				"instruments", strings.Join(terms.newInstruments, ","), "sessions", strings.Join(terms.newSessions, ","))
+		}
 	}
 	if terms != nil {
 		s.snapshotsFrom = terms.record.SnapshotsFrom
@@ -409,6 +419,19 @@ func (s *Server) replay(terms *termsUpdate) error {
 	}
 	if err == nil && s.feed != nil {
 		err = s.feed.EndReplay()
+	}
+	if errors.Is(err, journal.ErrSegmentsMissing) && res.Snapshot == nil && s.snapshotsFrom > 0 {
+		// The snapshots that would spare the archive were passed over:
+		// say why, as the journal's error names only what is missing.
+		why := fmt.Sprintf("snapshots_from in %s", filepath.Join(s.cfg.Venue.DataDir, termsRecordFile))
+		switch {
+		case terms != nil && terms.unrecorded:
+			why = fmt.Sprintf("%s, the record of the terms they were taken under, is missing", terms.path)
+		case terms != nil && terms.snapshotsPredate():
+			why = "the configuration adds instruments or sessions"
+		}
+		return fmt.Errorf("replay: %w; the start replays the journal from its first command, archive included, as no snapshot "+
+			"before seq %d is loaded: they may predate the configured terms (%s)", err, s.snapshotsFrom, why)
 	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)

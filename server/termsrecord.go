@@ -200,7 +200,12 @@ type termsUpdate struct {
 	// replaced are the recorded terms the configuration differs from,
 	// taken as configured because the journal holds no command yet.
 	replaced []string
-	dirty    bool // the record is to be written
+	// unrecorded: there is no record, and the journal holds commands.
+	// Its snapshots may have been taken under other terms (a band they
+	// hold, orders another band refuses), which loading one would keep,
+	// or which would not load at all: none is loaded (Server.replay).
+	unrecorded bool
+	dirty      bool // the record is to be written
 }
 
 // write writes the record and removes an instruments-only one.
@@ -229,14 +234,17 @@ func (u *termsUpdate) write() error {
 // build that did not record them) are accepted and recorded. A missing
 // record (a new data directory, or one from before the record) is written
 // from the configuration; one from before sessions and matcher terms were
-// recorded has them added. A journal that holds no command yet takes the
-// configured terms whatever the record says (replaced, for the log). Moving the record aside accepts the
-// configuration as it is. Nothing is written here: the update is returned
-// for the caller to write (when dirty) once its replay has succeeded. With
-// verify, a change of verifiedBounds and nothing else is returned instead
-// of refused, for the start to verify. With tool (a journal tool's check,
-// which writes nothing) a refusal says to give the venue's configuration
-// instead of how to start under this one.
+// recorded has them added; without a record beside a journal that holds
+// commands no snapshot is loaded (unrecorded). A journal that holds no
+// command yet takes the configured terms whatever the record says
+// (replaced, for the log). Moving the record aside accepts the
+// configuration as it is, the whole journal replayed under it. Nothing is
+// written here: the update is returned for the caller to write (when
+// dirty) once its replay has succeeded. With verify, a change of
+// verifiedBounds and nothing else is returned instead of refused, for the
+// start to verify. With tool (a journal tool's check, which writes
+// nothing) a refusal says to give the venue's configuration instead of how
+// to start under this one.
 func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, error) {
 	dir := cfg.Venue.DataDir
 	path := filepath.Join(dir, termsRecordFile)
@@ -246,7 +254,21 @@ func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, erro
 	case err != nil:
 		return nil, fmt.Errorf("configured terms: %w", err)
 	case recorded == nil:
-		return &termsUpdate{record: current, path: path, dirty: true}, nil
+		// Without a record (moved aside to take the configured terms as
+		// they are, or a data directory from a build that wrote none) the
+		// terms the journal's snapshots were taken under are unknown: a
+		// journal that holds commands is replayed whole under the
+		// configured ones (snapshotsPredate).
+		jdir := filepath.Join(dir, "journal")
+		empty := true
+		if _, err := os.Stat(jdir); err == nil {
+			if empty, err = journalEmpty(jdir); err != nil {
+				return nil, fmt.Errorf("configured terms: %w", err)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("configured terms: %w", err)
+		}
+		return &termsUpdate{record: current, path: path, dirty: true, unrecorded: !empty}, nil
 	}
 	var diffs, hints []string
 	update := &termsUpdate{record: current, path: path, recorded: map[string]int{}}
@@ -361,7 +383,9 @@ func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, erro
 		if tool {
 			hint("Give --config the configuration the venue runs with.")
 		} else {
-			hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again.", filepath.Join(dir, recordFileName(legacy))))
+			hint(fmt.Sprintf("To replay the journal under the configured terms as they are, move %s aside and start again: "+
+				"the start then replays the whole journal, archive included, loading no snapshot (taken under the recorded terms).",
+				filepath.Join(dir, recordFileName(legacy))))
 		}
 		return nil, fmt.Errorf("the configuration differs from the terms the journal in %s was written under: %s. "+
 			"Replaying its commands under other terms would change them (orders of another session, orders refused or "+
@@ -383,12 +407,14 @@ func checkTermsRecord(cfg *config.Config, verify, tool bool) (*termsUpdate, erro
 	return update, nil
 }
 
-// snapshotsPredate reports whether the configuration adds instruments or
-// sessions the snapshots were written without: a snapshot lists the
-// instruments of its day by position and holds per-session state (risk
-// figures, disabled sessions) for the sessions of its day.
+// snapshotsPredate reports whether the snapshots may predate the
+// configured terms: the configuration adds instruments or sessions the
+// snapshots were written without (a snapshot lists the instruments of its
+// day by position and holds per-session state, risk figures and disabled
+// sessions, for the sessions of its day), or there is no record of the
+// terms they were written under (unrecorded).
 func (u *termsUpdate) snapshotsPredate() bool {
-	return len(u.newInstruments) > 0 || len(u.newSessions) > 0
+	return u.unrecorded || len(u.newInstruments) > 0 || len(u.newSessions) > 0
 }
 
 // journalEmpty reports whether the journal directory holds no command:
@@ -443,7 +469,8 @@ func termsHash(cfg *config.Config) (uint32, error) {
 // another venue. One that adds an instrument to a journal holding a halt
 // or close of all is refused too, as the start's replay refuses it
 // (checkChangedBeforeConfigured). snapshotsFrom is the first seq whose snapshots fit the configuration
-// (termsRecord.SnapshotsFrom; none when it adds an instrument or a session).
+// (termsRecord.SnapshotsFrom; none when it adds an instrument or a session,
+// or when there is no record beside a journal that holds commands).
 func CheckTermsRecord(cfg *config.Config) (snapshotsFrom uint64, err error) {
 	u, err := checkTermsRecord(cfg, false, true)
 	if err == nil {
@@ -720,7 +747,7 @@ func (s *Server) verifyBoundChange(c *termsUpdate, opts journal.ReplayOptions) e
 			"replays differently under the configured value (%d events against %d recorded): it reached the recorded "+
 			"bound, or reaches the configured one, and orders refused then would be taken on replay or the reverse. "+
 			"Keep the recorded value until a snapshot taken after that point (journal.snapshot_interval, or the end of day) "+
-			"is what the start replays from, or move %s aside and start again to replay it under the configured terms as they are.",
+			"is what the start replays from, or move %s aside and start again to replay all of it, archive included, under the configured terms as they are.",
 			s.cfg.Venue.DataDir, strings.Join(c.changes, "; "), hashNow.Events(), hashWas.Events(), c.path)
 	}
 	s.log.Info("configured terms: bounds changed, the journal replays the same under both", "changes", strings.Join(c.changes, "; "),

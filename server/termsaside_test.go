@@ -1,0 +1,153 @@
+package server
+
+import (
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/journal"
+	"github.com/fixvenue/fixvenue/ops"
+)
+
+// TestTermsRecordMovedAsideReplaysTheWholeJournal: a start refused for
+// ACME's band changed advises moving terms.json aside to replay the
+// journal under the configured terms. Done, the start replays the whole
+// journal under the configured band and loads no snapshot, as none says
+// which terms it was taken under: the orders rest, the band is the
+// configured one, and an order only one band takes is answered by that
+// band; `journal book` (CheckTermsRecord) loads none either. Before, a
+// narrower band failed the start (`bad snapshot: instrument 1 band [9000,
+// 11000] does not fit the config's 1 with 1001 levels`) and a wider one
+// loaded the end of day's snapshot, the recorded band with it.
+func TestTermsRecordMovedAsideReplaysTheWholeJournal(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name            string
+		band            int64
+		low, high       string
+		probe, probeAns string // a buy's price, and its ExecType under the configured band
+	}{
+		{"narrower", 5, "95.00", "105.00", "93.00", "8"}, // the snapshot's band does not fit its levels
+		{"wider", 20, "80.00", "120.00", "85.00", "0"},   // it fits, and held the recorded band
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
+			s := startServer(t, testConfig(t, dir, extra), Options{})
+			cl := gtcThenEndOfDay(t, s) // g1, 1 at 99.00, in the end of day's snapshot
+			sendOrder(t, cl, order{id: "g2", side: "1", qty: "2", px: "97.00", tif: "1"})
+			expectER(t, cl, map[int]string{11: "g2", 150: "0"})
+			cl.Close()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			changed := testConfig(t, dir, extra)
+			changed.Instruments[0].BandPercent = c.band
+			record := filepath.Join(dir, termsRecordFile)
+			refusedStart(t, changed, "ACME's band changed", "move "+record+" aside and start again: the start then replays the whole journal")
+			if err := os.Rename(record, filepath.Join(t.TempDir(), termsRecordFile)); err != nil {
+				t.Fatal(err)
+			}
+			if from, err := CheckTermsRecord(changed); err != nil || from != math.MaxUint64 {
+				t.Fatalf("the tools' check without a record: snapshots from %d, %v; want none loaded", from, err)
+			}
+
+			var logs lockedbuf.Buffer
+			s = startServer(t, changed, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			rec := readRecord(t, dir)
+			if rec.SnapshotsFrom < 3 || s.replayed != int64(rec.SnapshotsFrom) {
+				t.Fatalf("the start replayed %d commands, snapshots_from %d: want every command from seq 0, no snapshot loaded\n%s",
+					s.replayed, rec.SnapshotsFrom, logs.String())
+			}
+			if !strings.Contains(logs.String(), "no record of the terms the journal was written under") {
+				t.Fatalf("the start does not say why it replays the whole journal:\n%s", logs.String())
+			}
+			if got := rec.Instruments[0].Terms["band_percent"]; got != strconv.FormatInt(c.band, 10) {
+				t.Fatalf("band_percent recorded: %s, want %d", got, c.band)
+			}
+			st := waitInstrument(t, s, "ACME", "the configured band and both orders", func(st ops.InstrumentInfo) bool {
+				return st.BandLow == c.low && st.BandHigh == c.high && st.RestingOrders == 2 && st.Bid == "99.00" && st.BidQtyTotal == 3
+			})
+			if st.BandPercent != c.band {
+				t.Fatalf("ACME's band percent: %+v, want %d", st, c.band)
+			}
+			cl = logon(t, s, "CLIENT1", true)
+			sendOrder(t, cl, order{id: "probe", side: "1", qty: "1", px: c.probe, tif: "0"})
+			expectER(t, cl, map[int]string{11: "probe", 150: c.probeAns})
+			cl.Close()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			// The record written, the next start keeps the configured band.
+			s = startServer(t, changed, Options{})
+			waitInstrument(t, s, "ACME", "the configured band after another start", func(st ops.InstrumentInfo) bool {
+				return st.BandLow == c.low && st.BandHigh == c.high && st.Bid == "99.00"
+			})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestTermsRecordMovedAsideReplaysTheArchive: the whole journal a start
+// without a record replays includes the segments an end of day archived.
+// Without them the start is refused, naming what is missing and why the
+// snapshots that would spare them are not loaded, and leaves no record;
+// with them back it replays every command under the configured band.
+func TestTermsRecordMovedAsideReplaysTheArchive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := daysInSegmentsConfig(t, dir)
+	s, c := gtcDay(t, cfg, 1500)
+	endOfDay(t, s)
+	iocBurst(t, c, "day2", 1500)
+	if eod := endOfDay(t, s); eod.ArchivedSegs < 1 {
+		t.Fatalf("second end of day %+v: nothing archived", eod)
+	}
+	c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	changed := daysInSegmentsConfig(t, dir)
+	changed.Instruments[0].BandPercent = 5
+	record := filepath.Join(dir, termsRecordFile)
+	if err := os.Rename(record, filepath.Join(t.TempDir(), termsRecordFile)); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "journal", journal.ArchiveDirName)
+	elsewhere := filepath.Join(t.TempDir(), "archive")
+	if err := os.Rename(archive, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(changed, Options{Logger: testLogger(t)})
+	if err == nil {
+		s.Close()
+		t.Fatal("a start without the record and without the archive")
+	}
+	for _, want := range []string{"but replay needs seq 0: earlier segments are missing", "archived segments belong in " + archive,
+		record + ", the record of the terms they were taken under, is missing"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("the start without the archive: %v\nwant %q", err, want)
+		}
+	}
+	if _, err := os.Stat(record); !os.IsNotExist(err) {
+		t.Fatalf("the refused start wrote the record: %v", err)
+	}
+	if err := os.Rename(elsewhere, archive); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, changed, Options{})
+	if rec := readRecord(t, dir); rec.SnapshotsFrom < 3000 || s.replayed != int64(rec.SnapshotsFrom) {
+		t.Fatalf("the start replayed %d commands, snapshots_from %d: want every command from seq 0", s.replayed, rec.SnapshotsFrom)
+	}
+	waitInstrument(t, s, "ACME", "the configured band and the GTC order", func(st ops.InstrumentInfo) bool {
+		return st.BandLow == "95.00" && st.BandHigh == "105.00" && st.RestingOrders == 1 && st.Bid == "98.00"
+	})
+}
