@@ -110,7 +110,7 @@
 // it cut, and appends after the last good record. Unless the records it
 // would cut are known to have been durable (Config.DurableBefore: the
 // venue passes a valid snapshot's seq and the journal's end at its last
-// start): then the damage is to acknowledged records, and Open refuses it
+// start or clean stop): then the damage is to acknowledged records, and Open refuses it
 // as corruption, naming the segment and offset, and cuts nothing.
 //
 // A limit of this rule: a power cut may persist the pages of an unsynced

@@ -51,9 +51,10 @@ type Config struct {
 	Logger *slog.Logger
 	// DurableBefore is a seq every record before which is known to have
 	// been durable, and DurableEvidence says how it is known (a published
-	// snapshot, the journal's end at the venue's last start). A bad frame
-	// at the end of the last segment that leaves the journal short of it
-	// is damage to acknowledged records, not a torn tail: Open refuses it
+	// snapshot, the journal's end at the venue's last start or clean
+	// stop). A bad frame at the end of the last segment that leaves the
+	// journal short of it is damage to acknowledged records, not a torn
+	// tail: Open refuses it
 	// as a *CorruptionError and cuts nothing, so that the bytes are still
 	// there for whoever repairs or restores them ("Recovery and the torn
 	// tail" in doc.go). Zero: no such knowledge.

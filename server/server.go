@@ -403,10 +403,10 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return err
 	}
 	if terms != nil && terms.record.JournalNextSeq > s.journal.NextSeq() {
-		return fmt.Errorf("replay: the journal in %s ends before seq %d, and at the last start it held every command before seq %d, durably: "+
-			"records are missing (the journal's volume not mounted, a segment lost, a partial restore). Restore them; to start from "+
-			"the journal as it is, losing those commands, move %s aside", filepath.Join(s.cfg.Venue.DataDir, "journal"),
-			s.journal.NextSeq(), terms.record.JournalNextSeq, terms.path)
+		return fmt.Errorf("replay: the journal in %s ends before seq %d, and when the venue last started or stopped cleanly it held "+
+			"every command before seq %d, durably: records are missing (the journal's volume not mounted, a segment lost, a partial "+
+			"restore, or a restore from a backup older than that). Restore them; to start from the journal as it is, losing those commands, "+
+			"move %s aside", filepath.Join(s.cfg.Venue.DataDir, "journal"), s.journal.NextSeq(), terms.record.JournalNextSeq, terms.path)
 	}
 	if terms != nil && len(terms.recorded) > 0 {
 		if err := s.verifyBoundChange(terms, opts); err != nil {
@@ -1417,7 +1417,8 @@ func (s *Server) Pipeline() *pipeline.Pipeline { return s.pipe }
 const stopDrainMax = 5 * time.Second
 
 // Close shuts down in order: sessions (once their answers are stored),
-// rings, journal, stores.
+// rings, journal, stores; a journal closed with every record durable has
+// its end recorded in the terms record (recordJournalEnd).
 func (s *Server) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
@@ -1448,8 +1449,9 @@ func (s *Server) Close() error {
 		if s.stopSnaps != nil {
 			close(s.stopSnaps)
 		}
-		if err := s.pipe.Stop(10 * time.Second); err != nil {
-			errs = append(errs, err)
+		pipeErr := s.pipe.Stop(10 * time.Second)
+		if pipeErr != nil {
+			errs = append(errs, pipeErr)
 		} else if s.pipe.Sound() {
 			s.captureAtStop()
 		}
@@ -1481,6 +1483,8 @@ func (s *Server) Close() error {
 		}
 		if err := s.journal.Close(); err != nil {
 			errs = append(errs, err)
+		} else if pipeErr == nil {
+			s.recordJournalEnd()
 		}
 		s.dirLock.release() // after the last write to the directory
 		if s.metricsS != nil {

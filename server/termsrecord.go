@@ -53,10 +53,13 @@ type termsRecord struct {
 	// of their day by position (Server.replay). 0: every snapshot.
 	SnapshotsFrom uint64 `json:"snapshots_from,omitempty"`
 	// JournalNextSeq is the journal's next seq when the last start had
-	// replayed it (journal.fsync = "batch" only: then every record it held
-	// was durable, the journal syncing what it finds when it opens). A
+	// replayed it, or when the venue last stopped cleanly, its journal
+	// closed with every record durable (recordJournalEnd); journal.fsync =
+	// "batch" only: then every record it held was durable, the journal
+	// syncing what it finds when it opens and each batch it writes. A
 	// journal that now ends earlier lost durable records: the start is
-	// refused (Server.replay). 0: not recorded.
+	// refused (journal.Open for a damaged last record, Server.replay for
+	// records gone). 0: not recorded.
 	JournalNextSeq uint64 `json:"journal_next_seq,omitempty"`
 }
 
@@ -569,8 +572,8 @@ func CheckJournalComplete(cfg *config.Config) error {
 		partial = lost
 	}
 	if rec != nil && rec.JournalNextSeq > next {
-		return fmt.Errorf("the journal in %s ends before seq %d, and at the venue's last start it held every command before seq %d, durably: "+
-			"records are missing (%s), and the venue refuses to start on it",
+		return fmt.Errorf("the journal in %s ends before seq %d, and when the venue last started or stopped cleanly it held every command "+
+			"before seq %d, durably: records are missing (%s), and the venue refuses to start on it",
 			dir, next, rec.JournalNextSeq, lost)
 	}
 	for _, sf := range snaps {
@@ -589,7 +592,8 @@ func CheckJournalComplete(cfg *config.Config) error {
 
 // durableBefore returns a seq every record before which the data directory
 // shows was durable, and how it shows it: the terms record's
-// journal_next_seq (terms, from checkTermsRecord), or the newest valid
+// journal_next_seq (terms, from checkTermsRecord: the journal's end at the
+// last start or clean stop), or the newest valid
 // snapshot in the journal directory, published only once its command was
 // durable. A start gives it to journal.Open, which then refuses, rather
 // than cuts as a torn tail, a bad frame at the journal's end that those
@@ -601,7 +605,7 @@ func durableBefore(journalDir string, terms *termsUpdate) (uint64, string) {
 	var evidence string
 	if terms != nil && terms.record.JournalNextSeq > 0 {
 		before = terms.record.JournalNextSeq
-		evidence = fmt.Sprintf("the journal held them at the venue's last start, %s", terms.path)
+		evidence = fmt.Sprintf("the journal held them when the venue last started or stopped cleanly, %s", terms.path)
 	}
 	snaps, err := journal.ListSnapshots(journalDir)
 	if err != nil {
@@ -617,6 +621,48 @@ func durableBefore(journalDir string, terms *termsUpdate) (uint64, string) {
 		return sf.Seq + 1, fmt.Sprintf("%s, written once seq %d was durable", filepath.Base(sf.Path), sf.Seq)
 	}
 	return before, evidence
+}
+
+// recordJournalEnd records, at a clean stop, the journal's next seq as the
+// terms record's journal_next_seq, once the journal has closed with every
+// record it holds durable: the next start (journal.Open, given it by
+// durableBefore, then Server.replay) and the journal tools
+// (CheckJournalComplete) then refuse a journal that ends before it, where
+// otherwise damage to the last records, the commands answered just before
+// the stop, would be cut as a torn tail and a confirmed command lost
+// without an error. Only under journal.fsync = "batch", as at a start:
+// under "none" a close does not sync either, so those records may yet be
+// lost to a power cut, which that policy accepts, and a start would be
+// refused for it. Not on a cluster's leader: its journal is its node's
+// Raft log, whose uncommitted tail a later leader may replace, and a
+// node's start does not compare the record's mark. A venue whose journal
+// failed records nothing (its Close fails, and this is not called). A
+// record that is missing, or the instruments-only one, is left as it is:
+// the start that writes the record compares the configuration with it.
+// Failing to write it stops nothing, as the journal is whole: the next
+// start only lacks the mark, and the log says so.
+func (s *Server) recordJournalEnd() {
+	w, local := s.journal.(*journal.Writer) // a leader's is the Raft log
+	if !local || s.opts.Replica != nil || s.cfg.Journal.Fsync != journal.PolicyBatch || w.Err() != nil {
+		return
+	}
+	next := w.NextSeq()
+	if w.Durable()+1 != int64(next) {
+		return // not every record durable: nothing to claim
+	}
+	dir := s.cfg.Venue.DataDir
+	rec, legacy, err := readTermsRecord(dir)
+	if err == nil && (rec == nil || legacy || rec.JournalNextSeq >= next) {
+		return
+	}
+	if err == nil {
+		rec.JournalNextSeq = next
+		err = writeTermsRecord(filepath.Join(dir, termsRecordFile), *rec)
+	}
+	if err != nil {
+		s.log.Warn("the journal's end could not be recorded at the stop: the next start cannot tell damage to its last records from a torn tail",
+			"next_seq", next, "err", err)
+	}
 }
 
 // readTermsRecord reads the data directory's record: nil when there is none;

@@ -470,7 +470,7 @@ func TestJournalShorterThanAtTheLastStartIsRefused(t *testing.T) {
 	if err := os.Rename(jdir, jdir+".away"); err != nil {
 		t.Fatal(err)
 	}
-	refusedStart(t, testConfig(t, dir, ""), "the journal directory gone", "the journal in "+jdir+" ends before seq 0, and at the last start it held every command before seq")
+	refusedStart(t, testConfig(t, dir, ""), "the journal directory gone", "the journal in "+jdir+" ends before seq 0, and when the venue last started or stopped cleanly it held every command before seq")
 	if err := os.RemoveAll(jdir); err != nil { // the refused start made it: an empty mount point
 		t.Fatal(err)
 	}
@@ -485,12 +485,45 @@ func TestJournalShorterThanAtTheLastStartIsRefused(t *testing.T) {
 	expectER(t, c, map[int]string{11: "gtc1", 150: "I", 39: "0"})
 }
 
+// TestCleanStopRecordsTheJournalEnd: a clean stop records the journal's
+// next seq in the terms record, as a start does, under journal.fsync =
+// "batch", so that the next start refuses damage to the last records, the
+// commands answered just before the stop, instead of cutting it as a torn
+// tail. Under "none" a close does not sync, so nothing is recorded: a
+// power cut may yet take those records, as that policy accepts.
+func TestCleanStopRecordsTheJournalEnd(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []journal.Policy{journal.PolicyBatch, journal.PolicyNone} {
+		t.Run(policy.String(), func(t *testing.T) { // one after the other: the same sessions (venueCompID)
+			dir := t.TempDir()
+			cfg := testConfig(t, dir, adminConfig())
+			cfg.Journal.Fsync = policy
+			s := startServer(t, cfg, Options{})
+			var res struct {
+				Seq *uint64 `json:"seq"`
+			}
+			if code := adminCall(t, s, "POST", "/v1/instruments/ACME/halt", aliceToken, `{"reason":"before the stop"}`, &res); code != 200 || res.Seq == nil {
+				t.Fatalf("halt: %d, seq %v", code, res.Seq)
+			}
+			s.Close()
+			want := uint64(0) // the first start found an empty journal
+			if policy == journal.PolicyBatch {
+				want = *res.Seq + 1
+			}
+			if got := readRecord(t, dir).JournalNextSeq; got != want {
+				t.Fatalf("journal_next_seq after the stop is %d, want %d (the halt's seq %d)", got, want, *res.Seq)
+			}
+		})
+	}
+}
+
 // TestJournalBehindTheFIXStoresIsRefused: a journal that lost its newest
-// segment after the last start (no snapshot or terms record marks how far
-// it went) is found short by the sessions' FIX stores, which hold reports
-// of the lost commands: the start is refused, naming the store and both
-// ExecIDs, instead of starting without acknowledged orders and issuing
-// their ExecIDs again.
+// segment after a crash (no snapshot or terms record marks how far it
+// went: a clean stop records its end, which refuses the start first) is
+// found short by the sessions' FIX stores, which hold reports of the lost
+// commands: the start is refused, naming the store and both ExecIDs,
+// instead of starting without acknowledged orders and issuing their
+// ExecIDs again.
 func TestJournalBehindTheFIXStoresIsRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -498,6 +531,10 @@ func TestJournalBehindTheFIXStoresIsRefused(t *testing.T) {
 	cfg.Journal.SegmentBytes = 8192 // below the configuration's floor: several segments
 	cfg.Journal.SnapshotInterval.Duration = 0
 	s := startServer(t, cfg, Options{})
+	atStart, err := os.ReadFile(filepath.Join(dir, termsRecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := logon(t, s, "CLIENT1", true)
 	for i := range 60 {
 		sendOrder(t, c, order{id: fmt.Sprintf("o%d", i), side: "1", qty: "1", px: "99.00"})
@@ -512,7 +549,12 @@ func TestJournalBehindTheFIXStoresIsRefused(t *testing.T) {
 	if err := os.Remove(segs[len(segs)-1]); err != nil {
 		t.Fatal(err)
 	}
-	refusedStart(t, cfg, "the newest segment lost", "but session CLIENT1's FIX store holds ExecID 120")
+	refusedStart(t, cfg, "the newest segment lost after a clean stop", "when the venue last started or stopped cleanly it held every command before seq")
+	// The record as a crash leaves it: as the start wrote it.
+	if err := os.WriteFile(filepath.Join(dir, termsRecordFile), atStart, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	refusedStart(t, cfg, "the newest segment lost after a crash", "but session CLIENT1's FIX store holds ExecID 120")
 }
 
 // TestTermsHashCoversWhatClientsSee: a cluster's nodes compare termsHash at

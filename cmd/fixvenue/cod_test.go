@@ -226,7 +226,7 @@ func TestJournalToolsRefuseAJournalMissingRecords(t *testing.T) {
 			}
 		}
 	}
-	check("at the venue's last start it held every command before seq")
+	check("when the venue last started or stopped cleanly it held every command before seq")
 	if err := os.Rename(filepath.Join(dir, "data", "terms.json"), filepath.Join(aside, "terms.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +244,18 @@ func TestDamagedDurableRecordIsNotCut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := journalWithASnapshot(t, dir, "kept")
+	// The terms record as a kill -9 leaves it, its start having found an
+	// empty journal: the journal's end a clean stop records would prove
+	// the record durable as well, and the snapshot is the proof here.
+	record := filepath.Join(dir, "data", "terms.json")
+	rec := map[string]any{}
+	if b, err := os.ReadFile(record); err != nil || json.Unmarshal(b, &rec) != nil || rec["journal_next_seq"] == nil {
+		t.Fatalf("%s: %v, no journal_next_seq in %v", record, err, rec)
+	}
+	delete(rec, "journal_next_seq")
+	if b, err := json.Marshal(rec); err != nil || os.WriteFile(record, b, 0o640) != nil {
+		t.Fatalf("%s: %v", record, err)
+	}
 	snaps, _ := filepath.Glob(filepath.Join(dir, "data", "journal", "snapshot-*.snap"))
 	if len(snaps) == 0 {
 		t.Fatal("no snapshot")
@@ -294,11 +306,133 @@ func TestDamagedDurableRecordIsNotCut(t *testing.T) {
 	}
 	code, log := serveAgain(t, cfg)
 	want := fmt.Sprintf("corrupt segment %s at offset %d", path, off)
-	if code != 1 || !strings.Contains(log, want) || !strings.Contains(log, "not a torn tail, so it is not cut") {
-		t.Errorf("serve: exit %d, want 1 and %q\n%s", code, want, log)
+	evidence := fmt.Sprintf("(%s, written once seq %s was durable)", newest, cmp.Or(snapSeq, "0"))
+	if code != 1 || !strings.Contains(log, want) || !strings.Contains(log, evidence) || !strings.Contains(log, "not a torn tail, so it is not cut") {
+		t.Errorf("serve: exit %d, want 1, %q and %q\n%s", code, want, evidence, log)
 	}
 	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, b) {
 		t.Errorf("the start changed %s (%v)", seg, err)
+	}
+}
+
+// TestDamagedLastRecordAfterACleanStopIsRefused: a clean stop records the
+// journal's end in terms.json (journal_next_seq), so that damage to the
+// last record, an operator's halt answered done just before the stop, is
+// refused by the next start and by `journal verify`, naming both seqs,
+// rather than cut as a torn tail: before, the start logged a torn tail
+// cut and the instrument came back open, the halt gone without an error.
+// A clean stop and start, and a kill -9 (which records nothing) and
+// start, still start, each with the halt made before it.
+func TestDamagedLastRecordAfterACleanStopIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	v, _ := startCarolVenue(t, dir, "")
+	cfg := filepath.Join(dir, "venue.toml")
+	halt := func(v *venueProc, symbol string) uint64 {
+		t.Helper()
+		code, out, errs := runAdminCLI(t, v.ready.AdminAddr, cliToken, "halt", symbol, "--reason", "halted before the stop")
+		m := regexp.MustCompile(`done by carol \(journal seq (\d+)`).FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("halt %s: exit %d\n%s%s", symbol, code, out, errs)
+		}
+		seq, _ := strconv.ParseUint(m[1], 10, 64)
+		return seq
+	}
+	halted := func(v *venueProc, symbol string) {
+		t.Helper()
+		code, out, errs := runAdminCLI(t, v.ready.AdminAddr, cliToken, "instruments")
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); code == 0 && len(f) > 2 && f[0] == symbol {
+				if f[2] != "Halted" {
+					t.Fatalf("%s is %s after the restart, want Halted\n%s", symbol, f[2], out)
+				}
+				return
+			}
+		}
+		t.Fatalf("instruments: exit %d, no %s\n%s%s", code, symbol, out, errs)
+	}
+	nextSeq := func() uint64 {
+		t.Helper()
+		var rec struct {
+			JournalNextSeq uint64 `json:"journal_next_seq"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "data", "terms.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &rec)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.JournalNextSeq
+	}
+
+	first := halt(v, "GLOBEX")
+	v.stop(t)
+	if got := nextSeq(); got != first+1 {
+		t.Errorf("journal_next_seq after a clean stop is %d, want %d", got, first+1)
+	}
+	v = startVenue(t, cfg)
+	halted(v, "GLOBEX")
+	second := halt(v, "INITECH")
+	v.kill() // records nothing: the start after it records the journal as it finds it
+	if got := nextSeq(); got != first+1 {
+		t.Errorf("journal_next_seq after a kill -9 is %d, want %d as the clean stop left it", got, first+1)
+	}
+	v = startVenue(t, cfg)
+	halted(v, "INITECH")
+	if got := nextSeq(); got != second+1 {
+		t.Errorf("journal_next_seq after the start that followed a kill -9 is %d, want %d", got, second+1)
+	}
+	last := halt(v, "ACME")
+	v.stop(t)
+
+	// The last record of the journal, ACME's halt: one byte of it flipped.
+	code, out, stderr := runCLI(t, "", nil, "journal", "dump", "--config", cfg)
+	var seg, seq string
+	var off int64 = -1
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[1], "seq=") {
+			continue
+		}
+		name, at, _ := strings.Cut(f[0], "@")
+		n, err := strconv.ParseInt(at, 10, 64)
+		if err != nil {
+			t.Fatalf("dump line %q: %v", line, err)
+		}
+		seg, seq, off = name, f[1], n
+	}
+	if code != 0 || seq != fmt.Sprint("seq=", last) {
+		t.Fatalf("journal dump: exit %d, the last record is %q, want the halt's, seq=%d\n%s%s", code, seq, last, out, stderr)
+	}
+	path := filepath.Join(dir, "data", "journal", seg)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[off+40] ^= 0x01 // in its payload: the CRC no longer matches
+	if err := os.WriteFile(path, b, 0o640); err != nil {
+		t.Fatal(err)
+	}
+
+	ends := fmt.Sprintf("ends before seq %d", last)
+	durable := fmt.Sprintf("when the venue last started or stopped cleanly it held every command before seq %d, durably", last+1)
+	damaged := fmt.Sprintf("%s holds a damaged record at offset %d", path, off)
+	if code, _, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 1 ||
+		!strings.Contains(stderr, ends) || !strings.Contains(stderr, durable) || !strings.Contains(stderr, damaged) {
+		t.Errorf("journal verify: exit %d, want 1, %q, %q and %q\n%s", code, ends, durable, damaged, stderr)
+	}
+	code, log := serveAgain(t, cfg)
+	for _, want := range []string{fmt.Sprintf("corrupt segment %s at offset %d", path, off),
+		fmt.Sprintf("where the journal ends before seq %d, but every record before seq %d was durable "+
+			"(the journal held them when the venue last started or stopped cleanly, %s)", last, last+1, filepath.Join(dir, "data", "terms.json")),
+		"not a torn tail, so it is not cut"} {
+		if code != 1 || !strings.Contains(log, want) {
+			t.Errorf("serve: exit %d, want 1 and %q\n%s", code, want, log)
+		}
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, b) {
+		t.Errorf("the refused start changed %s (%v)", seg, err)
 	}
 }
 
@@ -444,15 +578,17 @@ func TestJournalDumpFromBeforeItsFirstSegment(t *testing.T) {
 const quietVenueTOML = "[marketdata]\nenabled = false\n" + quietJournalTOML + "[[session]]\ncomp_id = \"CLIENT1\"\n"
 
 // TestVerifyRefusesAJournalBehindTheFIXStores: a journal whose segments are
-// lost after orders were answered (a volume not mounted, a restore of the
-// journal without the FIX stores) is refused by the start, which finds a
-// session's store holding reports of commands the journal lacks; `journal
-// verify` refuses it the same way, naming the store and both ExecIDs,
-// where it used to print an empty journal's line and exit 0.
+// lost after orders were answered and the venue killed (a volume not
+// mounted, a restore of the journal without the FIX stores; after a clean
+// stop the terms record's journal_next_seq refuses it first) is refused by
+// the start, which finds a session's store holding reports of commands the
+// journal lacks; `journal verify` refuses it the same way, naming the
+// store and both ExecIDs, where it used to print an empty journal's line
+// and exit 0.
 func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := threeOrdersVerified(t, dir)
+	cfg := threeOrdersVerified(t, dir, true) // a crash: records nothing of the journal's end
 	segs, err := filepath.Glob(filepath.Join(dir, "data", "journal", "journal-*.seg"))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("segments %v, %v", segs, err)
@@ -481,7 +617,7 @@ func TestVerifyRefusesAJournalBehindTheFIXStores(t *testing.T) {
 func TestVerifyRefusesADamagedFIXStore(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := threeOrdersVerified(t, dir)
+	cfg := threeOrdersVerified(t, dir, false)
 	path := filepath.Join(dir, "data", "fixstore", "FIX.4.4-VENUE-CLIENT1.fixstore")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -546,9 +682,9 @@ func TestVerifyBesideARunningVenue(t *testing.T) {
 }
 
 // threeOrdersVerified runs a venue in dir whose CLIENT1 has three orders
-// answered, stops it, and checks that journal verify passes the data
-// directory; it returns the venue's configuration file.
-func threeOrdersVerified(t *testing.T, dir string) string {
+// answered, stops it (kill -9 with crash), and checks that journal verify
+// passes the data directory; it returns the venue's configuration file.
+func threeOrdersVerified(t *testing.T, dir string, crash bool) string {
 	t.Helper()
 	cfg := writeVenueConfig(t, dir, quietVenueTOML)
 	v := startVenue(t, cfg)
@@ -563,7 +699,11 @@ func threeOrdersVerified(t *testing.T, dir string) string {
 		}
 	}
 	c.Logout()
-	v.stop(t)
+	if crash {
+		v.kill()
+	} else {
+		v.stop(t)
+	}
 	if code, out, stderr := runCLI(t, "", nil, "journal", "verify", "--config", cfg); code != 0 {
 		t.Fatalf("journal verify of the sound data directory: exit %d\n%s%s", code, out, stderr)
 	}
