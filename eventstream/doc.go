@@ -104,7 +104,11 @@
 // when it next connects). JetStream checks it with a look-up over the
 // stream's subjects (two per instrument), once per batch, not per event. Only a batch's
 // last part asks for an ack (the parts before it go without a reply
-// subject): it is stored only if the parts before it were. A part
+// subject): it is stored only if the parts before it were, since each
+// message also carries Nats-Expected-Last-Msg-Id, the Nats-Msg-Id of the
+// message before it (none for a stream's first): a foreign message that
+// took a refused part's sequence would otherwise satisfy the next part's
+// Nats-Expected-Last-Sequence. A part
 // JetStream refused (its storage full, a limit of the stream) thus shows
 // only as the last part not continuing the stream; so after a failure the
 // first batch on the next connection asks an ack of every part, and the

@@ -214,7 +214,7 @@ func encodeMessage(subject string, m *Message, f Format) *nats.Msg {
 	msg := nats.NewMsg(subject)
 	batch := strconv.FormatUint(m.First, 10) + "-" + strconv.FormatUint(m.Last, 10)
 	part := strconv.Itoa(m.Part)
-	msg.Header[nats.MsgIdHdr] = []string{batch + "/" + part}
+	msg.Header[nats.MsgIdHdr] = []string{msgID(m.First, m.Last, m.Part)}
 	msg.Header[HeaderBatch] = []string{batch}
 	msg.Header[HeaderPart] = []string{part + "/" + strconv.Itoa(m.Parts)}
 	msg.Header[HeaderCauseSeq] = []string{strconv.FormatUint(m.Start.CauseSeq, 10)}
@@ -223,6 +223,11 @@ func encodeMessage(subject string, m *Message, f Format) *nats.Msg {
 	msg.Header[HeaderSchema] = []string{schemaNames[f]}
 	msg.Data = appendPayload(nil, m.Events, f)
 	return msg
+}
+
+// msgID is the Nats-Msg-Id of part of the batch of events first to last.
+func msgID(first, last uint64, part int) string {
+	return strconv.FormatUint(first, 10) + "-" + strconv.FormatUint(last, 10) + "/" + strconv.Itoa(part)
 }
 
 // appendPayload appends the payload of events in format f.

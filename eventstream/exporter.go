@@ -149,8 +149,10 @@ type Exporter struct {
 	fHead, fLen       int
 	parts             []batchPart
 	// streamLast is the stream sequence of the last message published (or
-	// the stream's last, after a resume).
+	// the stream's last, after a resume), lastMsgID its Nats-Msg-Id
+	// ("": none, an empty stream).
 	streamLast uint64
+	lastMsgID  string
 	forced     *forcedBatch
 	acked      Position
 	met        *metrics
@@ -381,9 +383,10 @@ func (e *Exporter) resume(last *Message) error {
 		}
 	}
 	// Nothing is published on the new connection yet.
-	e.pPub, e.fHead, e.fLen, e.forced, e.streamLast = 0, 0, 0, nil, 0
+	e.pPub, e.fHead, e.fLen, e.forced, e.streamLast, e.lastMsgID = 0, 0, 0, nil, 0, ""
 	if last != nil {
 		e.streamLast = last.StreamSeq
+		e.lastMsgID = msgID(last.First, last.Last, last.Part)
 	}
 	if e.acked.EventSeq != noEvent && e.skipTo == nil {
 		if last == nil && e.acked.EventSeq == 0 {
@@ -803,6 +806,15 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 			msg.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(e.streamLast, 10)}
 			msg.Header[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{e.cfg.Subjects.All()}
 		}
+		if e.lastMsgID != "" {
+			// The message before this one must be the stream's last.
+			// Nats-Expected-Last-Sequence alone does not say it: when
+			// JetStream refused that message (a part published unacked,
+			// or a last part whose ack is still to come) because another
+			// publisher's message took its sequence, this one would be
+			// stored after that message, the refused part's events missing.
+			msg.Header[jetstream.ExpectedLastMsgIDHeader] = []string{e.lastMsgID}
+		}
 		var err error
 		switch {
 		case m.Part < m.Parts && e.ackEach:
@@ -818,6 +830,7 @@ func (e *Exporter) publishBatch(nc *nats.Conn, js jetstream.JetStream, n int) er
 			return fmt.Errorf("publish batch %d-%d part %d: %w", m.First, m.Last, m.Part, err)
 		}
 		e.streamLast++
+		e.lastMsgID = msg.Header.Get(nats.MsgIdHdr)
 	}
 	fl.streamSeq = e.streamLast
 	e.ackEach = false

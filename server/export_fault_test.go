@@ -137,6 +137,7 @@ func TestExportRefusesAStreamWithAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	last.Header.Del(jetstream.ExpectedLastSeqHeader)
+	last.Header.Del(jetstream.ExpectedLastMsgIDHeader)
 	last.Header.Del(jetstream.MsgIDHeader)
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: last.Subject, Header: last.Header, Data: last.Data}); err != nil {
 		t.Fatal(err)
@@ -169,6 +170,7 @@ func TestExportRefusesAnEarlierBatchAtTheStreamsEnd(t *testing.T) {
 	}
 	first.Header.Set(eventstream.HeaderStreamSeq, fmt.Sprint(info.State.LastSeq+1))
 	first.Header.Del(jetstream.ExpectedLastSeqHeader)
+	first.Header.Del(jetstream.ExpectedLastMsgIDHeader)
 	first.Header.Del(jetstream.ExpectedLastSubjSeqHeader)
 	first.Header.Del(jetstream.ExpectedLastSubjSeqSubjHeader)
 	first.Header.Del(jetstream.MsgIDHeader)
@@ -350,6 +352,7 @@ func TestExportCompletesAPartialBatch(t *testing.T) {
 	}
 	for _, raw := range kept {
 		raw.Header.Del(jetstream.ExpectedLastSeqHeader)
+		raw.Header.Del(jetstream.ExpectedLastMsgIDHeader)
 		if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: raw.Subject, Header: raw.Header, Data: raw.Data}); err != nil {
 			t.Fatal(err)
 		}
@@ -738,5 +741,47 @@ func TestExportRestartAfterALogoutCatchesUpFromASnapshot(t *testing.T) {
 	}
 	if from == "" || from == "0" {
 		t.Fatalf("the restarted venue's export caught up from journal seq %q, want from the snapshot before the stream's last event:\n%s", from, logs.String())
+	}
+}
+
+// TestExportStopsAtAForeignMessageBeforeABatchsSecondPart: a message of
+// the venue's subjects that another publisher writes between two batches
+// takes the sequence the next batch's first part expects, so JetStream
+// refuses that part; the parts after it expect the sequence of the part
+// before them, which the foreign message now holds, and were stored
+// after it without their first part, whose events the stream then
+// lacked, while the exporter, acked for the batch's last part, went on
+// writing into a stream it cannot continue. Every message now names the
+// one before it (Nats-Expected-Last-Msg-Id): the batch is refused whole
+// and the exporter stops at the foreign message (eventstream/doc.go,
+// "Outages and restarts").
+func TestExportStopsAtAForeignMessageBeforeABatchsSecondPart(t *testing.T) {
+	t.Parallel()
+	x := exportedStream(t)
+	foreign, err := x.js.Publish(x.ctx, "fixvenue."+x.cfg.Venue.SenderCompID+".orders.ACME", []byte("not an event"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sell that trades with the five resting buys and rests the rest:
+	// events of orders.ACME and trades.ACME, one batch of two parts.
+	c2 := logon(t, x.s, "CLIENT2", true)
+	sendOrder(t, c2, order{id: "s1", side: "2", qty: "10", px: "99.00"})
+	expectER(t, c2, map[int]string{11: "s1", 150: "0"})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		info, err := x.st.Info(x.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.LastSeq != foreign.Sequence {
+			m, _ := x.st.GetMsg(x.ctx, info.State.LastSeq)
+			t.Fatalf("the exporter wrote after a foreign message (stream sequence %d): the stream ends at %d, %v",
+				foreign.Sequence, info.State.LastSeq, m.Header)
+		}
+		if strings.Contains(x.logs.String(), "not written by this venue's exporter") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exporter did not say the stream holds a foreign message:\n%s", x.logs.String())
+		}
 	}
 }
