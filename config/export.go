@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -198,7 +199,7 @@ func (c *Config) validateExport() []error {
 		}
 	}
 	if e.NATSURL != "" {
-		errs = append(errs, checkNATSURL(e.NATSURL)...)
+		errs = append(errs, checkNATSURL("export.nats_url", e.NATSURL)...)
 	}
 	if (e.TLSCertFile == "") != (e.TLSKeyFile == "") {
 		add("export.tls_cert_file, export.tls_key_file: give both or neither")
@@ -234,11 +235,15 @@ func (c *Config) validateExport() []error {
 // natsSchemes are the URL schemes the NATS client dials.
 var natsSchemes = []string{"nats", "tls", "ws", "wss"}
 
-// checkNATSURL checks export.nats_url: comma-separated URLs, at least one,
-// each with a host, of a scheme the NATS client dials (none: nats). The
-// client would take a list of blanks as its default,
-// nats://127.0.0.1:4222.
-func checkNATSURL(list string) []error {
+// CheckNATSURL checks a NATS URL given on a command line (name, as
+// --nats) as export.nats_url is checked: nil when the client can dial it.
+func CheckNATSURL(name, list string) error { return errors.Join(checkNATSURL(name, list)...) }
+
+// checkNATSURL checks key (export.nats_url): comma-separated URLs, at
+// least one, each with a host, of a scheme the NATS client dials (none:
+// nats). The client would take a list of blanks as its default,
+// nats://127.0.0.1:4222, and dial another scheme's host only to fail.
+func checkNATSURL(key, list string) []error {
 	var errs []error
 	urls := 0
 	for _, part := range strings.Split(list, ",") {
@@ -254,15 +259,15 @@ func checkNATSURL(list string) []error {
 		u, err := url.Parse(withScheme)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("export.nats_url: %q: %w", raw, err))
+			errs = append(errs, fmt.Errorf("%s: %q: %w", key, raw, err))
 		case !slices.Contains(natsSchemes, u.Scheme):
-			errs = append(errs, fmt.Errorf("export.nats_url: %q: scheme %q is not one of %s", raw, u.Scheme, strings.Join(natsSchemes, ", ")))
+			errs = append(errs, fmt.Errorf("%s: %q: scheme %q is not one of %s", key, raw, u.Scheme, strings.Join(natsSchemes, ", ")))
 		case u.Hostname() == "":
-			errs = append(errs, fmt.Errorf("export.nats_url: %q names no host", raw))
+			errs = append(errs, fmt.Errorf("%s: %q names no host", key, raw))
 		}
 	}
 	if urls == 0 {
-		errs = append(errs, fmt.Errorf("export.nats_url: %q holds no URL (empty: the embedded server)", list))
+		errs = append(errs, fmt.Errorf("%s: %q holds no URL (empty: the embedded server)", key, list))
 	}
 	return errs
 }

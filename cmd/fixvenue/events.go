@@ -90,6 +90,15 @@ func cmdEvents(args []string) int {
 			return 2
 		}
 	}
+	if *natsURL != "" {
+		// Checked as export.nats_url is: another scheme was dialled as a
+		// host name and failed its lookup (exit 1), where the value was
+		// the command line's mistake.
+		if err := config.CheckNATSURL("--nats", *natsURL); err != nil {
+			fmt.Fprintf(os.Stderr, "fixvenue events %s: %v\n", sub, err)
+			return 2
+		}
+	}
 	if *stream == "" {
 		*stream = cfg.ExportStream()
 	}

@@ -346,7 +346,8 @@ func TestClusterTransferTokenAHeaderCannotCarry(t *testing.T) {
 // take are usage errors naming the option; md book ended at once asking
 // whether the venue ran, md latency printed a measurement of nothing,
 // admin failed every call as timed out, events tail followed for ever
-// with --count -1 and said "no responders" of a bad subject.
+// with --count -1 and said "no responders" of a bad subject, and a --nats
+// URL of another scheme was looked up as a host name.
 func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -365,6 +366,9 @@ func TestToolsRefuseValuesThatCannotWork(t *testing.T) {
 		{[]string{"events", "tail", "--from", "0"}, "--from must be 1 or more (events are numbered from 1), got 0"},
 		{[]string{"events", "tail", "--subject", "fixvenue..x"}, `--subject "fixvenue..x" is not a NATS subject`},
 		{[]string{"events", "tail", "--subject", ""}, `--subject "" is not a NATS subject`},
+		// Another scheme was dialled as a host name: exit 1, "no such host".
+		{[]string{"events", "tail", "--nats", "bogus://x"}, `--nats: "bogus://x": scheme "bogus" is not one of nats, tls, ws, wss`},
+		{[]string{"events", "verify", "--nats", " , "}, `--nats: " , " holds no URL`},
 		// Each P costs memory and every stop of the world: 32768 took 17 s and
 		// 900 MB for a 200 ms run.
 		{[]string{"bench", "pipeline", "--procs", "100000", "--duration", "1ms", "--warmup", "0s", "--quiet"}, "procs 100000 is more than 1024"},
