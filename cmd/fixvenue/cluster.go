@@ -85,6 +85,26 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string, flagOf
 		// sockets go to the next process, so no call is reset or refused
 		// (docs/ARCHITECTURE.md, "Losing leadership").
 		fds := node.PrepareRestart(2 * time.Second)
+		// A SIGINT or SIGTERM that came while the node prepared its
+		// restart waits in sig, which exec would discard: the process it
+		// starts would follow on, its stop lost. Obey it instead; and give
+		// the signals back their default action first, so that one coming
+		// between this check and the exec stops the process rather than
+		// waiting in sig.
+		signal.Reset(syscall.SIGINT, syscall.SIGTERM)
+		select {
+		case got := <-sig:
+			log.Info("shutting down", "signal", got.String())
+			if readyFile != "" {
+				os.Remove(readyFile)
+			}
+			if err := node.Close(); err != nil {
+				log.Error("shutdown", "err", err)
+				return 1
+			}
+			return 0
+		default:
+		}
 		exe, err := os.Executable()
 		if err == nil {
 			log.Warn("restarting to rebuild from the committed log", "exe", exe, "sockets", fds)

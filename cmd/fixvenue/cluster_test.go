@@ -2633,3 +2633,25 @@ func transferWith(cfg string, to int, env []string, args ...string) ([]byte, err
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestClusterLeaderStoppedWhileItRestartsStops: a leader that loses its
+// quorum replaces itself (exec) to rebuild as a follower; a SIGTERM that
+// comes while it prepares that restart (it waits up to a second for a
+// leader to name in its Logouts) stops it, rather than being lost with
+// the process image, the node following on as if never asked to stop.
+func TestClusterLeaderStoppedWhileItRestartsStops(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	for i := range 3 {
+		if i != l {
+			h.kill(i)
+		}
+	}
+	h.procs[l].waitLogLine(t, "the leader's loss of its quorum", func(line string) bool {
+		return strings.Contains(line, `msg="cluster: lost leadership"`)
+	})
+	h.procs[l].stop(t)
+	if !strings.Contains(h.procs[l].logs(), `msg="shutting down" signal=terminated`) {
+		t.Fatalf("node %d stopped without saying so:\n%s", l+1, lastLines(h.procs[l].logs(), 20))
+	}
+}
