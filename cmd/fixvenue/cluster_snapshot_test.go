@@ -381,3 +381,34 @@ func (h *clusterHarness) editConfigs(old, new string) {
 		}
 	}
 }
+
+// TestClusterBookOnAReplicaFromARaftSnapshot: `journal book` on a follower
+// that caught up from a Raft snapshot, with no journal snapshot written
+// since (snapshots off), prints the same books as the other nodes, from
+// the Raft snapshot and the commands after it, as `journal verify` does,
+// rather than failing for the commands before it that no segment of
+// that replica ever held.
+func TestClusterBookOnAReplicaFromARaftSnapshot(t *testing.T) {
+	h := writeClusterConfigsWith(t, nil, false, "entries_in_memory = 16\n", nil)
+	h.editConfigs(`snapshot_interval = "500ms"`, `snapshot_interval = "0s"`)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	behind := (l + 1) % 3
+	h.kill(behind)
+	cl, err := h.clients[0].connect([]string{h.fix[l]}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each order is acknowledged before the next is sent: an entry each,
+	// well past the 16 the leader keeps in memory.
+	for n := range 100 {
+		restDayBuy(t, cl, fmt.Sprintf("past-%d", n))
+	}
+	cl.Close()
+	h.start(behind)
+	h.quiesce(60 * time.Second)
+	if logs := h.procs[behind].logs(); !strings.Contains(logs, "installing a Raft snapshot") {
+		t.Fatalf("the follower caught up without a snapshot:\n%s", lastLines(logs, 40))
+	}
+	h.verifyJournals()
+}

@@ -457,6 +457,24 @@ func (h *clusterHarness) verifyJournals() {
 		h.t.Logf("node %d: %s", i+1, lines[1])
 	}
 	h.t.Logf("journal verify on all three nodes: %s", first)
+	// The books each node's journal leaves, a replica that caught up from
+	// a Raft snapshot included, are the same.
+	var firstBooks []byte
+	for i := range 3 {
+		out, err := exec.Command(binPath, "journal", "book", "--config", h.cfgs[i]).Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			h.t.Fatalf("node %d: journal book: %v\n%s", i+1, err, stderr)
+		}
+		if i == 0 {
+			firstBooks = out
+		} else if !bytes.Equal(out, firstBooks) {
+			h.t.Fatalf("journal book differs: node 1\n%s\nnode %d\n%s", firstBooks, i+1, out)
+		}
+	}
 }
 
 // clusterClient is one session's view across failovers.

@@ -234,9 +234,21 @@ func (b *progressBar) done() {
 // that the feed's books are the engine's. It never writes to the journal.
 // Snapshots before snapshotsFrom are passed over (server.CheckTermsRecord).
 func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol string, snapshotsFrom uint64) error {
-	m, err := core.NewMatcher(server.MatcherConfig(cfg))
+	// A cluster replica that caught up from a Raft snapshot holds no
+	// command before it, in any segment: its books are the snapshot's
+	// matcher and the commands after it, as verify replays them
+	// (cluster.Verify). A replay from the first command would call them
+	// missing and point at an archive that never held them.
+	m, next, err := cluster.Base(dir, server.MatcherConfig(cfg))
 	if err != nil {
 		return err
+	}
+	opts := journal.ReplayOptions{FromSeq: next}
+	if m == nil {
+		if m, err = core.NewMatcher(server.MatcherConfig(cfg)); err != nil {
+			return err
+		}
+		opts = journal.ReplayOptions{UseSnapshot: true, SnapshotUsable: func(seq uint64) bool { return seq >= snapshotsFrom }}
 	}
 	// A start reads every live segment and refuses damage in any of them,
 	// those before the snapshot it loads too (journal.Open): book reads
@@ -256,8 +268,8 @@ func printEngineBooks(out io.Writer, dir string, cfg *config.Config, symbol stri
 		}
 	}
 	r.Close()
-	if _, err := journal.Replay(dir, m, nil, journal.ReplayOptions{UseSnapshot: true, Logger: warn,
-		SnapshotUsable: func(seq uint64) bool { return seq >= snapshotsFrom }}); err != nil {
+	opts.Logger = warn
+	if _, err := journal.Replay(dir, m, nil, opts); err != nil {
 		return err
 	}
 	found := false
