@@ -67,6 +67,10 @@ type Replica struct {
 	// snapshotter's start nor waited for by the promotion. Its durable
 	// sequence follows Journal's once the node leads.
 	Snaps *journal.Snapshotter
+	// SnapshotsFrom is the first seq whose journal snapshots fit the
+	// configured terms (termsRecord.SnapshotsFrom): the event export's
+	// catch-up passes over those before it.
+	SnapshotsFrom uint64
 	// Tape is the console's tape the follower kept (clustertape.go); nil
 	// when the admin API is off.
 	Tape *console.Tape
@@ -155,6 +159,7 @@ func (t *teeSink) Commit() {
 // Nothing is replayed: the matcher is the hot standby's.
 func (s *Server) newOnReplica(r *Replica) (*Server, error) {
 	s.matcher, s.journal, s.tape = r.Matcher, r.Journal, r.Tape
+	s.snapshotsFrom = r.SnapshotsFrom
 	if r.Feed != nil {
 		s.feed, s.fixmd, s.orderToFeed = r.Feed, r.FixMD, r.OrderToFeed
 		if err := s.feed.EndReplay(); err != nil {
@@ -401,6 +406,15 @@ func StartCluster(cfg *config.Config, opts Options) (*ClusterNode, error) {
 		c.closeFeed()
 		return nil, err
 	}
+	if terms0 != nil && terms0.snapshotsPredate() {
+		// The journal snapshots in the directory were taken under the
+		// terms before the sessions or instruments added: they do not fit
+		// the configuration (a single venue's start records the same,
+		// Server.replay), for the export's catch-up on this node once it
+		// leads, nor for `journal book`. Those of the commands it applies
+		// from here on are taken under the configured terms.
+		terms0.record.SnapshotsFrom = uint64(c.node.Committed().Load() + 1)
+	}
 	// Every packet of the commands Open replayed went out before; those
 	// committed from here on go out on the B line, when this node sends it.
 	c.sendingB = cfg.MarketData.FeedBFrom == config.FeedBFromFollowers
@@ -542,6 +556,15 @@ func (c *ClusterNode) appliedBatch() {
 	}
 	c.lineBSent.Add(n)
 	c.lineBStale.Add(stale)
+}
+
+// snapshotsFrom is the first seq whose journal snapshots fit this node's
+// configured terms (termsRecord.SnapshotsFrom).
+func (c *ClusterNode) snapshotsFrom() uint64 {
+	if c.terms == nil {
+		return 0
+	}
+	return c.terms.record.SnapshotsFrom
 }
 
 // snapshot writes the journal snapshot of Snapshot command seq, as the
@@ -908,7 +931,7 @@ func (c *ClusterNode) serve(next uint64) {
 	// commands' seqs).
 	j := cluster.NewJournal(c.runner, c.node, next, c.snapDurable)
 	j.OnCommit = func(_ int, took time.Duration) { c.commitSeconds.Observe(took.Seconds()) }
-	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash, Snaps: c.snaps,
+	opts.Replica = &Replica{Matcher: c.matcher, Journal: j, Hash: c.hash, Snaps: c.snaps, SnapshotsFrom: c.snapshotsFrom(),
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
 		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases(),

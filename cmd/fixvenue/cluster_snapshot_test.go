@@ -412,3 +412,68 @@ func TestClusterBookOnAReplicaFromARaftSnapshot(t *testing.T) {
 	}
 	h.verifyJournals()
 }
+
+// TestClusterBookAfterASessionIsAdded: journal snapshots taken before a
+// session was added to the nodes' files hold per-session state (the risk
+// figures) for the sessions of their day, so they do not load under the
+// new configuration. A cluster node records, as a single venue does, that
+// its snapshots before the start that added the session are passed over:
+// `journal book` on each node then prints its books, rather than failing
+// on such a snapshot.
+func TestClusterBookAfterASessionIsAdded(t *testing.T) {
+	h := writeClusterConfigs(t, func(int) string { return "\n[risk.sessions]\nmax_order_qty = 100\n" }, false)
+	h.startAll()
+	l := h.leader(30 * time.Second)
+	cl, err := h.clients[0].connect([]string{h.fix[l]}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 5 {
+		restDayBuy(t, cl, fmt.Sprintf("before-%d", n))
+	}
+	cl.Close()
+	// Every node writes the journal snapshot of the Snapshot command the
+	// leader journals after activity (snapshot_interval 500ms).
+	for i := range 3 {
+		eventually(t, "a journal snapshot on every node", func() error {
+			if snaps, _ := filepath.Glob(filepath.Join(h.data[i], "journal", "snapshot-*.snap")); len(snaps) == 0 {
+				return fmt.Errorf("node %d has no journal snapshot yet", i+1)
+			}
+			return nil
+		})
+	}
+	h.quiesce(30 * time.Second)
+	for i := range 3 {
+		h.procs[i].stop(t)
+	}
+	for _, path := range h.cfgs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(string(b)+"\n[[session]]\ncomp_id = \"ADDED\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.startAll()
+	h.leader(30 * time.Second)
+	h.quiesce(30 * time.Second)
+	for i := range 3 {
+		h.procs[i].waitLogLine(t, "the terms recorded", func(line string) bool {
+			return strings.Contains(line, `msg="cluster: configured terms recorded"`)
+		})
+	}
+	var first string
+	for i := range 3 {
+		h.procs[i].stop(t)
+		code, out, errs := runCLI(t, "", nil, "journal", "book", "--config", h.cfgs[i])
+		if code != 0 {
+			t.Fatalf("node %d: journal book after a session was added: exit %d\n%s", i+1, code, errs)
+		}
+		if i == 0 {
+			first = out
+		} else if out != first {
+			t.Fatalf("journal book differs: node 1\n%s\nnode %d\n%s", first, i+1, out)
+		}
+	}
+}
