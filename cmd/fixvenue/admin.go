@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -669,6 +670,17 @@ func (c *adminClient) actionBody(path string, body map[string]any) int {
 	})
 }
 
+// connectionLost reports whether err says that a connection the server
+// had accepted ended without an answer (closed or reset after the request
+// was sent), not that none could be opened.
+func connectionLost(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
 // call makes one request; on success it prints the JSON (--json) or calls
 // table, on refusal it prints the API's reason and returns 1.
 func (c *adminClient) call(method, path string, body any, out any, table func()) int {
@@ -701,6 +713,16 @@ func (c *adminClient) call(method, path string, body any, out any, table func())
 			if method == http.MethodPost {
 				fmt.Fprintf(c.errOut, "%s: the change may still be applied: look (fixvenue journal dump, or the state it changes) before calling again\n", c.name())
 			}
+			return 1
+		}
+		if method == http.MethodPost && connectionLost(err) {
+			// The venue took the connection and closed it without an
+			// answer: the request may have reached it, as when a venue or a
+			// cluster's leader is killed while it handles the call. "No
+			// admin API answered" would say nothing was changed.
+			fmt.Fprintf(c.errOut, "%s: %s (%s) closed the connection without an answer (the venue stopped, or a cluster node lost the leadership, while it took the call?)\n",
+				c.name(), c.addr, c.addrFrom)
+			fmt.Fprintf(c.errOut, "%s: the change may still be applied: look (fixvenue journal dump, or the state it changes, on a cluster's new leader) before calling again\n", c.name())
 			return 1
 		}
 		var untrusted *tls.CertificateVerificationError

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -770,6 +771,42 @@ func TestServeRefusesThePublicDemoTokenBeyondLoopback(t *testing.T) {
 			if !strings.Contains(string(out), w) {
 				t.Errorf("%s: output lacks %q:\n%s", c.name, w, out)
 			}
+		}
+	}
+}
+
+// TestAdminCLIChangeWhoseConnectionIsLost: a change (POST) whose
+// connection the venue closes or resets after taking the request, as a
+// venue or a cluster's leader killed while it handles the call does, may
+// have been applied: the CLI says so, rather than that no admin API
+// answered, which tells the operator that nothing changed.
+func TestAdminCLIChangeWhoseConnectionIsLost(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err == nil {
+					io.Copy(io.Discard, req.Body)
+				}
+				if reset {
+					c.(*net.TCPConn).SetLinger(0)
+				}
+				c.Close()
+			}
+		}()
+		code, out, errs := runCLI(t, "", []string{"FIXVENUE_ADMIN_TOKEN=t"}, "admin", "halt", "ACME", "--reason", "r", "--addr", ln.Addr().String())
+		ln.Close()
+		if code != 1 || !strings.Contains(errs, "closed the connection without an answer") ||
+			!strings.Contains(errs, "the change may still be applied") || strings.Contains(errs, "no admin API answered") {
+			t.Errorf("reset %v: admin halt: exit %d, want 1 saying the change may be applied\nstdout: %s\nstderr: %s", reset, code, out, errs)
 		}
 	}
 }
