@@ -207,6 +207,22 @@ func (p *Plan) EndedBy(t time.Time) (day string, ok bool) {
 	return "", false
 }
 
+// dayBefore returns the start and name of the calendar day before the one
+// holding t (the day holding t for compressed days). A day's transitions
+// inside the hour a clock change skips at its end (Greenland's 23:00 to
+// 00:00 on the last Saturday of March) run at the first instant after it,
+// which is the next day's start: scanning from the day holding such a
+// transition's time would pass over the rest of its own day, its end of
+// day among them.
+func (p *Plan) dayBefore(t time.Time) (time.Time, string) {
+	if p.Compressed() {
+		return p.dayOf(t)
+	}
+	start := p.daysBefore(t, 1)
+	_, name := p.dayOf(start)
+	return start, name
+}
+
 // nextDay returns the start of the day after the one starting at start.
 func (p *Plan) nextDay(start time.Time) time.Time {
 	if p.Compressed() {
@@ -361,7 +377,7 @@ func (p *Plan) dayTransitions(start time.Time, name string) []Transition {
 // days), leaving the days before until for after the catch-up.
 func (p *Plan) Between(after Transition, until time.Time, max int) []Transition {
 	var out []Transition
-	start, name := p.dayOf(after.At)
+	start, name := p.dayBefore(after.At)
 	if first := p.daysBefore(until, daysScannedMax-1); first.After(start) {
 		start, name = p.dayOf(first)
 	}
@@ -424,7 +440,7 @@ func (p *Plan) Unended(last Transition, until time.Time) []Transition {
 // when none comes within daysScannedMax days (a schedule whose every day is
 // a holiday).
 func (p *Plan) Next(after Transition) (Transition, bool) {
-	start, name := p.dayOf(after.At)
+	start, name := p.dayBefore(after.At)
 	for i := 0; i < daysScannedMax; i++ {
 		if p.trades(start, name) {
 			for _, tr := range p.dayTransitions(start, name) {

@@ -721,3 +721,35 @@ close = "17h"
 		}
 	}
 }
+
+// TestAnEndOfDayInTheHourSkippedBeforeMidnight: in Nuuk clocks go forward
+// at 23:00 on the last Saturday of March (23:00 is 00:00), so a close at
+// 23:00 and an end of day at 23:30 that Saturday run at Sunday's first
+// instants. Next after the close, asked from its time, which is in
+// Sunday, found Sunday's pre-open: Saturday's end of day never ran, and
+// its DAY orders lived on through Sunday's trading.
+func TestAnEndOfDayInTheHourSkippedBeforeMidnight(t *testing.T) {
+	p := mustPlan(t, zoneDay("America/Nuuk", "23h30m", "1h", "2h30m", "23h"))
+	loc, _ := time.LoadLocation("America/Nuuk")
+	var got []string
+	at := schedule.Through(time.Date(2026, 3, 28, 12, 0, 0, 0, loc))
+	for i := 0; i < 3; i++ {
+		tr, ok := p.Next(at)
+		if !ok {
+			t.Fatalf("Next(%s): none", at)
+		}
+		got = append(got, tr.Day+" "+tr.Kind.String()+" "+tr.At.In(loc).Format("15:04:05.999999999Z07:00"))
+		at = tr
+	}
+	want := []string{"2026-03-28 close 00:00:00-01:00", "2026-03-28 end_of_day 00:00:00.000000001-01:00",
+		"2026-03-29 pre_open 01:00:00-01:00"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("Next, one after the other:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A start after the close, before the end of day's instant, finds it too.
+	close := time.Date(2026, 3, 29, 0, 0, 0, 0, loc)
+	tr, _ := p.Next(schedule.Transition{At: close, Day: "2026-03-28", Kind: schedule.Close, Group: 0})
+	if between := p.Between(schedule.Transition{At: close, Day: "2026-03-28", Kind: schedule.Close, Group: 0}, close.Add(time.Hour), 10); len(between) == 0 || between[0] != tr || tr.Kind != schedule.EndOfDay {
+		t.Fatalf("Between after the close: %v, Next: %s", between, tr)
+	}
+}

@@ -113,6 +113,44 @@ close = "2h25m"
 	wantNextTransition(t, s, `2099-10-26 pre_open group "all" at 2099-10-26T01:00:00+01:00`)
 }
 
+// TestAnEndOfDayInTheHourSkippedBeforeMidnight: in Nuuk clocks go forward
+// at 23:00 on the last Saturday of March (23:00 -02 is 00:00 -01), so
+// Saturday's close at 23:00 and end of day at 23:30 run at Sunday's first
+// instants. After the close the schedule looked for its next transition
+// from the day holding the close's time, Sunday, and went on with
+// Sunday's pre-open: Saturday's end of day never ran, and its DAY orders
+// traded on through Sunday.
+func TestAnEndOfDayInTheHourSkippedBeforeMidnight(t *testing.T) {
+	t.Parallel()
+	nuuk := mustZone(t, "America/Nuuk")
+	var clock atomic.Int64
+	s := clockChangeVenue(t, `
+[schedule]
+enabled = true
+time_zone = "America/Nuuk"
+trading_days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+end_of_day = "23h30m"
+[[schedule.group]]
+name = "all"
+pre_open = "1h"
+open = "2h30m"
+close = "23h"
+`, &clock, time.Date(2099, 3, 28, 22, 0, 0, 0, nuuk))
+	if st := instrumentsOf(t, s)["ACME"].Status; st != "Open" {
+		t.Fatalf("at 22:00 on Saturday ACME is %s, want Open", st)
+	}
+	wantNextTransition(t, s, `2099-03-28 close group "all" at 2099-03-29T00:00:00-01:00`)
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "day", side: "1", qty: "1", px: "97.00"})
+	expectER(t, c, map[int]string{11: "day", 150: "0"})
+	clock.Store(time.Date(2099, 3, 29, 0, 0, 0, 0, nuuk).UnixNano()) // the close's instant, not yet the end of day's
+	waitStatus(t, s, "ACME", "Closed", readWait)
+	wantNextTransition(t, s, `2099-03-28 end_of_day at 2099-03-29T00:00:00.000000001-01:00`)
+	clock.Store(time.Date(2099, 3, 29, 0, 0, 1, 0, nuuk).UnixNano())
+	expectER(t, c, map[int]string{11: "day", 150: "C"})
+	wantNextTransition(t, s, `2099-03-29 pre_open group "all" at 2099-03-29T01:00:00-01:00`)
+}
+
 // TestScheduleOverASkippedMidnight: in Santiago clocks go forward at
 // Saturday's midnight (00:00 is 01:00). A venue trading Monday to Friday
 // names Monday's pre-open as its next transition after Friday's end of
