@@ -285,6 +285,11 @@ func (s *Schedule) validate(instruments []Instrument) []error {
 	add := func(format string, v ...any) { errs = append(errs, fmt.Errorf(format, v...)) }
 	if s.TimeZone == "" {
 		add("schedule.time_zone: give the venue's IANA time zone (e.g. \"Europe/London\")")
+	} else if s.TimeZone == "Local" {
+		// time.LoadLocation takes "Local" for the process's own zone (the
+		// TZ variable, /etc/localtime): a restart under a service manager,
+		// or a cluster's other node, would run the day at other instants.
+		add("schedule.time_zone: \"Local\" is the zone of the process's environment, not an IANA time zone; name the venue's (e.g. \"Europe/London\")")
 	} else if _, err := time.LoadLocation(s.TimeZone); err != nil {
 		add("schedule.time_zone: %q is not a known IANA time zone", s.TimeZone)
 	}

@@ -169,6 +169,8 @@ close = "16h"
 	}
 	for _, c := range []struct{ from, to, want string }{
 		{`time_zone = "UTC"`, `time_zone = "Mars/Olympus"`, "schedule.time_zone"},
+		// time.LoadLocation's name for the process's zone: it follows TZ.
+		{`time_zone = "UTC"`, `time_zone = "Local"`, `schedule.time_zone: "Local" is the zone of the process's environment`},
 		{`end_of_day = "17h"`, `end_of_day = "15h"`, "schedule.group[0].close"},
 		{`open = "8h"`, `open = "6h"`, "phases overlap"},
 		{`close = "16h"`, `close = "8h"`, "phases overlap"},
