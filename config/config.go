@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -50,6 +51,13 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
+		if _, terr := time.Parse(time.RFC3339Nano, string(b)); terr == nil || bytes.ContainsRune(b, ':') {
+			// A TOML time (end_of_day = 17:30:00) reaches here as
+			// "0000-01-01T17:30:00Z", and "17:30" as itself: time's own
+			// error speaks of an unknown unit "-" or ":".
+			return fmt.Errorf("%q is a time, not a duration: write a time of day as its offset from midnight, "+
+				"in quotes (\"17h30m\"), and other durations the same way (\"5s\", \"100ms\")", b)
+		}
 		return err
 	}
 	d.Duration = v

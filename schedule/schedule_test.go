@@ -181,6 +181,11 @@ close = "16h"
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\ntrading_days = [\"Monday\"]", "schedule.trading_days[0]"},
 		{`time_zone = "UTC"`, "time_zone = \"UTC\"\ntrading_days = []", "schedule.trading_days: the list is empty"},
 		{`open = "8h"`, `open = "eight"`, "open"},
+		// A time of day, as a TOML time or a clock's text, is refused
+		// saying how to write it (time's own error spoke of an unknown
+		// unit "-" in "0000-01-01T17:30:00Z").
+		{`end_of_day = "17h"`, `end_of_day = 17:30:00`, `"0000-01-01T17:30:00Z" is a time, not a duration: write a time of day as its offset from midnight, in quotes ("17h30m")`},
+		{`open = "8h"`, `open = "08:00"`, `"08:00" is a time, not a duration`},
 		{`close = "16h"`, "closing_call = \"16h\"\nclose = \"16h\"", "schedule.group[0].closing_call"},
 		{`close = "16h"`, "closing_call = \"7h30m\"\nclose = \"16h\"", "schedule.group[0].closing_call"},
 	} {
