@@ -312,8 +312,13 @@ func (g *Gateway) parseExpiry(m *quickfix.Message) (int64, *rejection) {
 		return 0, &rejection{ordRejOther, "GTD order without ExpireTime (126) or ExpireDate (432)"}
 	}
 	t, err := time.Parse("20060102", string(d))
-	if err != nil || t.Year() > expiryYearMax {
+	if err != nil {
 		return 0, &rejection{ordRejOther, "ExpireDate (432) must be a date YYYYMMDD, not " + string(d)}
+	}
+	if t.Year() > expiryYearMax {
+		// A date, but one whose end the matcher's nanoseconds cannot hold:
+		// "must be a date" would tell the client its 99991231 is no date.
+		return 0, &rejection{ordRejOther, "ExpireDate (432) " + string(d) + " is after " + strconv.Itoa(expiryYearMax) + ", the last year the venue takes (GTC, 59=1, for no expiry)"}
 	}
 	end := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
 	if g.cfg.MarketDateEnd != nil {

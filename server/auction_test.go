@@ -248,6 +248,10 @@ close = "16h"
 	}
 	sendOrder(t, c, order{id: "gtd-past", side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(432, "20260101")}})
 	expectER(t, c, map[int]string{11: "gtd-past", 150: "8", 58: "expire time is in the past"})
+	// A date past the last year the matcher's nanoseconds hold is a date
+	// all the same: the reject says what is wrong with it.
+	sendOrder(t, c, order{id: "gtd-far", side: "1", qty: "1", px: "97.00", tif: "6", extra: []fixclient.Field{fixclient.F(432, "99991231")}})
+	expectER(t, c, map[int]string{11: "gtd-far", 150: "8", 58: "ExpireDate (432) 99991231 is after 2261, the last year the venue takes (GTC, 59=1, for no expiry)"})
 }
 
 // TestThrottledIndicativeIsPublishedOnItsOwn: with indicative_interval set,
