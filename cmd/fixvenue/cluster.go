@@ -58,8 +58,8 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string, flagOf
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case got := <-sig:
+	// shutDown stops the node for the signal got, as an operator's stop.
+	shutDown := func(got os.Signal) int {
 		log.Info("shutting down", "signal", got.String())
 		if readyFile != "" {
 			os.Remove(readyFile)
@@ -69,6 +69,10 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string, flagOf
 			return 1
 		}
 		return 0
+	}
+	select {
+	case got := <-sig:
+		return shutDown(got)
 	case err := <-node.Failed():
 		log.Error("cluster node failed (fail-stop)", "err", err)
 		if !errors.Is(err, cluster.ErrDiverged) {
@@ -94,15 +98,7 @@ func serveCluster(cfg *config.Config, log *slog.Logger, readyFile string, flagOf
 		signal.Reset(syscall.SIGINT, syscall.SIGTERM)
 		select {
 		case got := <-sig:
-			log.Info("shutting down", "signal", got.String())
-			if readyFile != "" {
-				os.Remove(readyFile)
-			}
-			if err := node.Close(); err != nil {
-				log.Error("shutdown", "err", err)
-				return 1
-			}
-			return 0
+			return shutDown(got)
 		default:
 		}
 		exe, err := os.Executable()

@@ -268,22 +268,13 @@ func TestDamagedDurableRecordIsNotCut(t *testing.T) {
 	code, out, stderr := runCLI(t, "", nil, "journal", "dump", "--config", cfg)
 	var seg string
 	var off, end int64 = -1, -1
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 || !strings.HasPrefix(f[1], "seq=") {
-			continue
-		}
-		name, at, _ := strings.Cut(f[0], "@")
-		n, err := strconv.ParseInt(at, 10, 64)
-		if err != nil {
-			t.Fatalf("dump line %q: %v", line, err)
-		}
-		if f[1] == "seq="+cmp.Or(snapSeq, "0") {
-			seg, off = name, n
-		} else if off >= 0 && name != seg {
+	for _, r := range dumpedRecords(t, out) {
+		if r.seq == "seq="+cmp.Or(snapSeq, "0") {
+			seg, off = r.segment, r.offset
+		} else if off >= 0 && r.segment != seg {
 			t.Fatalf("the records after the snapshot's are in another segment:\n%s", out)
 		}
-		end = n
+		end = r.offset
 	}
 	if code != 0 || off < 0 {
 		t.Fatalf("journal dump: exit %d, no record of %s\n%s%s", code, newest, out, stderr)
@@ -390,17 +381,9 @@ func TestDamagedLastRecordAfterACleanStopIsRefused(t *testing.T) {
 	code, out, stderr := runCLI(t, "", nil, "journal", "dump", "--config", cfg)
 	var seg, seq string
 	var off int64 = -1
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 || !strings.HasPrefix(f[1], "seq=") {
-			continue
-		}
-		name, at, _ := strings.Cut(f[0], "@")
-		n, err := strconv.ParseInt(at, 10, 64)
-		if err != nil {
-			t.Fatalf("dump line %q: %v", line, err)
-		}
-		seg, seq, off = name, f[1], n
+	if recs := dumpedRecords(t, out); len(recs) > 0 {
+		r := recs[len(recs)-1]
+		seg, seq, off = r.segment, r.seq, r.offset
 	}
 	if code != 0 || seq != fmt.Sprint("seq=", last) {
 		t.Fatalf("journal dump: exit %d, the last record is %q, want the halt's, seq=%d\n%s%s", code, seq, last, out, stderr)
@@ -708,4 +691,30 @@ func threeOrdersVerified(t *testing.T, dir string, crash bool) string {
 		t.Fatalf("journal verify of the sound data directory: exit %d\n%s%s", code, out, stderr)
 	}
 	return cfg
+}
+
+// dumpedRecord is where `journal dump` says a record is, and its seq.
+type dumpedRecord struct {
+	segment string // journal-<first seq>.seg
+	offset  int64
+	seq     string // as printed: seq=N
+}
+
+// dumpedRecords reads the records of `journal dump`'s output, in order.
+func dumpedRecords(t *testing.T, out string) []dumpedRecord {
+	t.Helper()
+	var recs []dumpedRecord
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[1], "seq=") {
+			continue
+		}
+		name, at, _ := strings.Cut(f[0], "@")
+		n, err := strconv.ParseInt(at, 10, 64)
+		if err != nil {
+			t.Fatalf("dump line %q: %v", line, err)
+		}
+		recs = append(recs, dumpedRecord{segment: name, offset: n, seq: f[1]})
+	}
+	return recs
 }
