@@ -115,8 +115,11 @@ func TestOperatorTarget(t *testing.T) {
 		r    OperatorRecord
 		want string
 	}{
-		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1}, "ACME"},
-		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus}, "all"},
+		// The status set: a halt, a resume and a close are one action.
+		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1, Status: venue.TradingStatusHalted}, "ACME → Halted"},
+		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1, Status: venue.TradingStatusOpen}, "ACME → Open"},
+		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Status: venue.TradingStatusClosed}, "all → Closed"},
+		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1, Unnoted: true}, "ACME, status unknown"},
 		{OperatorRecord{Action: venue.OperatorActionTypeSessionLogout, Session: 3}, "CLIENT4"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0}, "session CLIENT1"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Instrument: 1}, "ACME"},

@@ -15,7 +15,7 @@ import (
 // journal's snapshot file format, which adds the CRC) so that a restart
 // from that snapshot has the day's trades from before it. Little-endian:
 //
-//	magic u32 "FVCT" | version u32 (6) | dayNs i64 | instruments u32
+//	magic u32 "FVCT" | version u32 (7) | dayNs i64 | instruments u32
 //	per instrument, by id:
 //	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
 //	  volume i64 | ref i64 | close i64 | refIsClose u8
@@ -26,7 +26,8 @@ import (
 //	  [action ActionRisk: riskAction u8 | scope u8 | limit u8 | result u8 |
 //	  value i64 | accountLen u8 | account | unnoted u8]
 //	  [action MassCancel: accountLen u8 | account (its filter) | unnoted u8]
-//	  [action CancelOrder: orderID u64 (0: none found)]),
+//	  [action CancelOrder: orderID u64 (0: none found)]
+//	  [action SetTradingStatus: status u8 | unnoted u8]),
 //	  oldest first
 //
 // An operator command's action is its venue.OperatorActionType, or
@@ -44,11 +45,12 @@ import (
 // version 4's risk command is unnoted when it names no operator, and its
 // MassCancel's account is taken as it is. An instrument of the state that
 // is not configured any more is skipped; a configured one the state lacks
-// starts empty. Versions 1 to 5 hold no CancelOrder (it did not exist).
+// starts empty. Versions 1 to 5 hold no CancelOrder (it did not exist),
+// versions 1 to 6 no SetTradingStatus's status: read as unknown.
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 6
+	stateVersion = 7
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -119,6 +121,9 @@ func (t *Tape) writeState(w io.Writer) error {
 		}
 		if r.Action == venue.OperatorActionTypeCancelOrder {
 			b = binary.LittleEndian.AppendUint64(b, r.OrderID)
+		}
+		if r.Action == venue.OperatorActionTypeSetTradingStatus {
+			b = append(b, byte(r.Status), boolByte(r.Unnoted))
 		}
 		return b
 	})
@@ -274,6 +279,13 @@ func (t *Tape) Restore(r io.Reader) error {
 		}
 		if rec.Action == venue.OperatorActionTypeCancelOrder && s.version >= 6 {
 			rec.OrderID = s.u64()
+		}
+		if rec.Action == venue.OperatorActionTypeSetTradingStatus {
+			rec.Unnoted = s.version < 7 // its status was not kept
+			if s.version >= 7 {
+				rec.Status = venue.TradingStatus(s.u8())
+				rec.Unnoted = s.flag("unnoted")
+			}
 		}
 		return rec
 	})

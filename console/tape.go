@@ -53,6 +53,10 @@ type OperatorRecord struct {
 	// OrderID is a CancelOrder's order (0: none found); Session and
 	// Instrument are then its own.
 	OrderID uint64
+	// Status is the status a SetTradingStatus set (a halt, a resume's
+	// or a close's), from the command (Command): its OperatorResult
+	// names none, and without it a halt and its resume read alike.
+	Status venue.TradingStatus
 	// Unnoted says that what only the command says (a risk command's
 	// Operator, a MassCancel's Account) is unknown, and the row says so
 	// rather than show none: the tape had no note of the command when its
@@ -151,12 +155,14 @@ type Tape struct {
 const notesKept = config.ConsoleStreamsLimit + ops.AdminConnsBeyondStreams
 
 // commandNote is what an operator's command says that its result event
-// does not: a MassCancel's account filter, a risk command's operator.
+// does not: a MassCancel's account filter, a risk command's operator, a
+// SetTradingStatus's status.
 type commandNote struct {
 	kept     bool // false: an empty place (a journal's first command is seq 0)
 	seq      uint64
 	operator string
 	account  string
+	status   venue.TradingStatus
 }
 
 // NewTape makes the tape of the instruments ids. capture, if set, is
@@ -174,7 +180,8 @@ func NewTape(ids []uint32, capture func(seq uint64, write func(io.Writer) error)
 // (the admin API, before it publishes the command), and before the
 // matcher applies one in a replay (a start-up's, a cluster follower's).
 // It keeps what the command's result event lacks: a MassCancel's account
-// filter, the operator of a kill switch's or a limit's change. Any other
+// filter, a SetTradingStatus's status, the operator of a kill switch's or
+// a limit's change. Any other
 // command is passed over without a copy.
 func (t *Tape) Command(cmd []byte) {
 	tid, err := venue.TemplateIDOf(cmd, 0)
@@ -185,10 +192,17 @@ func (t *Tape) Command(cmd []byte) {
 	switch tid {
 	case venue.OperatorCommandTemplateID:
 		var c venue.OperatorCommand
-		if c.WrapDecode(cmd, 0) != nil || c.Action() != venue.OperatorActionTypeMassCancel {
+		if c.WrapDecode(cmd, 0) != nil {
 			return
 		}
-		n = commandNote{kept: true, seq: c.Seq(), account: string(trimNul(c.Account()))}
+		switch c.Action() {
+		case venue.OperatorActionTypeMassCancel:
+			n = commandNote{kept: true, seq: c.Seq(), account: string(trimNul(c.Account()))}
+		case venue.OperatorActionTypeSetTradingStatus:
+			n = commandNote{kept: true, seq: c.Seq(), status: c.Status()}
+		default:
+			return
+		}
 	case venue.RiskControlTemplateID:
 		var c venue.RiskControl
 		if c.WrapDecode(cmd, 0) != nil || (c.Action() != venue.RiskActionKill && c.Action() != venue.RiskActionReset) {
@@ -400,6 +414,11 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 		// The result names no account filter: the command does (Command).
 		n, noted := t.note(e.CauseSeq())
 		r.Account, r.Unnoted = n.account, !noted
+	}
+	if e.Action() == venue.OperatorActionTypeSetTradingStatus {
+		// Nor the status it set: the command does (Command).
+		n, noted := t.note(e.CauseSeq())
+		r.Status, r.Unnoted = n.status, !noted
 	}
 	t.operatorRecord(r, e.Operator())
 }

@@ -308,6 +308,65 @@ func TestTapeTakesWhatOnlyTheCommandSays(t *testing.T) {
 	}
 }
 
+// TestTapeNamesTheStatusSet: a SetTradingStatus's result names no status,
+// so a halt, its resume and a close were one row each that read alike in
+// the journal list; the command's status is kept (Command), across a
+// restored state too, and a state of version 6, which did not keep it,
+// restores the record as unknown rather than as one status.
+func TestTapeNamesTheStatusSet(t *testing.T) {
+	tp := NewTape([]uint32{1}, nil)
+	for seq, st := range []venue.TradingStatus{venue.TradingStatusHalted, venue.TradingStatusOpen, venue.TradingStatusClosed} {
+		tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.OperatorCommand) {
+			c.SetSeq(uint64(seq))
+			c.SetAction(venue.OperatorActionTypeSetTradingStatus)
+			c.SetStatus(st)
+			c.SetInstrumentID(1)
+			c.SetFilterSessionIdx(0xFFFF)
+			_ = c.SetOperatorString("alice")
+		}))
+		tp.apply(operatorResult(t, uint64(seq), venue.OperatorActionTypeSetTradingStatus, venue.RejectReasonNone, 1, 0, int64(seq+1)))
+	}
+	got := tp.operatorRecords()
+	if len(got) != 3 || got[0].Status != venue.TradingStatusClosed || got[1].Status != venue.TradingStatusOpen ||
+		got[2].Status != venue.TradingStatusHalted || got[0].Unnoted || got[1].Unnoted || got[2].Unnoted {
+		t.Fatalf("records %+v", got)
+	}
+	var state bytes.Buffer
+	if err := tp.writeState(&state); err != nil {
+		t.Fatal(err)
+	}
+	again := NewTape([]uint32{1}, nil)
+	if err := again.Restore(&state); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.operatorRecords(), got) {
+		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), got)
+	}
+
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, stateMagic)
+	b = binary.LittleEndian.AppendUint32(b, 6)
+	b = binary.LittleEndian.AppendUint64(b, 0) // dayNs
+	b = binary.LittleEndian.AppendUint32(b, 0) // instruments
+	b = binary.LittleEndian.AppendUint64(b, 1) // opsN
+	b = binary.LittleEndian.AppendUint32(b, 1) // kept
+	b = binary.LittleEndian.AppendUint64(b, 9)
+	b = binary.LittleEndian.AppendUint64(b, 1e9)
+	b = append(b, byte(venue.OperatorActionTypeSetTradingStatus), 0)
+	b = binary.LittleEndian.AppendUint16(b, 0xFFFF)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = append(b, 5)
+	b = append(b, "alice"...)
+	old := NewTape([]uint32{1}, nil)
+	if err := old.Restore(bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	if r := old.operatorRecords()[0]; !r.Unnoted || target(r, nil, map[uint32]string{1: "ACME"}) != "ACME, "+statusUnknown {
+		t.Fatalf("a version 6 record: %+v", r)
+	}
+}
+
 // TestTapeSaysWhatANoteItLostWas: the tape keeps a note of as many
 // commands awaiting their results as the admin API can have calls in
 // flight (notesKept); one more pushes out the oldest, whose record then

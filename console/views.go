@@ -445,6 +445,7 @@ func (c *Console) operationsView() operationsView {
 const (
 	operatorUnknown = "(unknown)"
 	accountUnknown  = "account filter unknown"
+	statusUnknown   = "status unknown"
 )
 
 // target names what an operator command acted on.
@@ -466,6 +467,17 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 			return "no such order"
 		}
 		return fmt.Sprintf("order %d of session %s in %s", r.OrderID, bySession[r.Session], byID[r.Instrument])
+	case venue.OperatorActionTypeSetTradingStatus:
+		// The status it set: a halt, a resume (open, a call or closed) and
+		// a close are one action, which alone read alike.
+		name := byID[r.Instrument]
+		if name == "" {
+			name = "all"
+		}
+		if r.Unnoted {
+			return name + ", " + statusUnknown
+		}
+		return name + " → " + r.Status.String()
 	case venue.OperatorActionTypeMassCancel:
 		var parts []string
 		if r.Session != ops.AnySession {
