@@ -629,7 +629,7 @@ func TestConsoleJournalListsAddedInstruments(t *testing.T) {
 	browsertest.Open(t, ctx, base+"/operations")
 	// Each row as action|target|result|count|operator, newest first.
 	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
-	browsertest.WaitFor(t, ctx, "the journal lists the halt", rows+`.includes("SetTradingStatus|NEWCO|done|1|bob")`)
+	browsertest.WaitFor(t, ctx, "the journal lists the halt", rows+`.includes("SetTradingStatus|NEWCO → Halted|done|1|bob")`)
 	if got := browsertest.Eval[[]string](t, ctx, rows); len(got) != 2 || got[1] != "AddInstrument|NEWCO|done|1|alice" {
 		t.Fatalf("the journal list shows %q; want the halt, then the listing of NEWCO by alice", got)
 	}
