@@ -45,6 +45,7 @@ func (g *Gateway) onSecurityListRequest(s *session, req *quickfix.Message) {
 		s.out.enqueue(w.message("y"))
 		return
 	}
+	list = securityListFilter(req, list, g.cfg.Currency)
 	if len(list) == 0 {
 		w.str(tag.SecurityRequestResult, string(securityRequestNoInstrument))
 		s.out.enqueue(w.message("y"))
@@ -84,4 +85,28 @@ func writeSecurity(w *fixBody, in *Instrument, currency string) {
 		w.str(tag.StipulationType, string(stipulationPriceRange)).str(tag.StipulationValue, band)
 	}
 	w.str(tag.RoundLot, lot).str(tag.MinTradeVol, minQty).str(tag.Text, text)
+}
+
+// securityListFilter restricts list to the instruments the request's
+// Currency (15) and TradingSessionID (336) ask for, as FIX 4.4 defines
+// them on a SecurityListRequest. Every instrument trades in the venue's
+// currency, and an instrument's trading session is its Symbol (ALL: the
+// venue's, every instrument; "TradingSessionStatusRequest" in
+// docs/ARCHITECTURE.md). Ignored, a request for EUR instruments, or for
+// another trading session, was answered with every USD instrument as a
+// valid list (560=0): a client would take them for what it asked.
+func securityListFilter(req *quickfix.Message, list []*Instrument, currency string) []*Instrument {
+	if cur, err := req.Body.GetString(tag.Currency); err == nil && currency != "" && cur != currency {
+		return nil
+	}
+	ts, err := req.Body.GetString(tag.TradingSessionID)
+	if err != nil || ts == "ALL" {
+		return list
+	}
+	for _, in := range list {
+		if in.Symbol == ts {
+			return []*Instrument{in}
+		}
+	}
+	return nil
 }
