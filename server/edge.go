@@ -55,7 +55,17 @@ func EdgeConfig(cfg *config.Config) (edge.Config, error) {
 			inboundQueue = max(inboundQueue, v)
 		}
 	}
+	// The sessions whose QuickFIX/Go layer resets both sides' numbers at
+	// every Logon, by the key the edge knows them by.
+	resets := map[edge.SessionKey]bool{}
+	for i := range cfg.Sessions {
+		sc := &cfg.Sessions[i]
+		if v := cfg.QuickFIXSettings(sc)["ResetOnLogon"]; v == "Y" || v == "y" {
+			resets[edge.SessionKey{BeginString: quickfix.BeginStringFIX44, ClientCompID: sc.CompID, VenueCompID: cfg.VenueCompID(sc)}] = true
+		}
+	}
 	return edge.Config{
+		ResetsOnLogon:           func(key edge.SessionKey) bool { return resets[key] },
 		DropEmptyValues:         dropEmpty,
 		SessionInboundQueue:     inboundQueue,
 		Address:                 cfg.FIX.Addr,

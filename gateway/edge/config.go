@@ -179,6 +179,15 @@ type Config struct {
 	// exceed AheadBytesMax before the gap is filled is logged out (LogOut,
 	// AheadOfGapText) and what it sends after that is dropped.
 	NextTargetSeqNum func(key SessionKey) func() int
+	// ResetsOnLogon, when set, reports whether a session's session layer
+	// resets both sides' sequence numbers at every Logon it takes
+	// (QuickFIX/Go's ResetOnLogon). A Logon inside such a session whose
+	// MsgSeqNum is not 1 is then held to the rule of a Logon with
+	// ResetSeqNumFlag Y (ResetOnLogonNotAtOneText): QuickFIX/Go reset both
+	// stores, answered with a Logon at 1, found the Logon's own MsgSeqNum
+	// too high for the reset numbers and logged the session out without a
+	// Text.
+	ResetsOnLogon func(key SessionKey) bool
 	// AheadBytesMax bounds the bytes of messages a session may send ahead of
 	// a sequence gap (NextTargetSeqNum): 0 for DefaultAheadBytesMax; never
 	// less than four times SessionInboundQueue+2 messages of MessageBytesMax.

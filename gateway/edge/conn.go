@@ -193,6 +193,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 				}
 				continue
 			}
+			if c.fr.seqNumValue != 1 && c.l.cfg.ResetsOnLogon != nil && c.l.cfg.ResetsOnLogon(c.key) {
+				// The same reset, by the session's ResetOnLogon rather
+				// than the Logon's flag (Config.ResetsOnLogon).
+				c.l.stats.add(ReasonLogonMalformed)
+				if !c.logOut(ReasonLogonMalformed, ResetOnLogonNotAtOneText) {
+					return 0, ErrLogonInSession
+				}
+				continue
+			}
 			// Its password must not reach QuickFIX/Go's logs either.
 			msg = stripCredentials(msg)
 		}
@@ -229,6 +238,11 @@ const MissingMsgSeqNumText = "MsgSeqNum (34) missing: message not processed"
 // Logon inside the session with ResetSeqNumFlag (141) Y and a MsgSeqNum
 // other than 1; a first Logon so is refused with the same words.
 const ResetNotAtOneText = "Malformed Logon: " + resetNotAtOneProblem
+
+// ResetOnLogonNotAtOneText is the Text (58) of the Logout a session that
+// resets its sequence numbers at every Logon (Config.ResetsOnLogon) gets for
+// a Logon inside the session whose MsgSeqNum is not 1.
+const ResetOnLogonNotAtOneText = "Malformed Logon: this session starts its sequence numbers again at every Logon, which must carry 34=1"
 
 // AheadOfGapText is the Text (58) of the Logout a session gets for sending
 // more than Config.AheadBytesMax ahead of a sequence gap.
