@@ -295,17 +295,7 @@ func TestTapeTakesWhatOnlyTheCommandSays(t *testing.T) {
 		got[2].Operator != "carol" || got[3].Operator != "carol" || got[3].Account != "" {
 		t.Fatalf("records %+v", got)
 	}
-	var state bytes.Buffer
-	if err := tp.writeState(&state); err != nil {
-		t.Fatal(err)
-	}
-	again := NewTape([]uint32{1}, nil)
-	if err := again.Restore(&state); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(again.operatorRecords(), got) {
-		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), got)
-	}
+	wantRecordsRestored(t, tp, got)
 }
 
 // TestTapeNamesTheStatusSet: a SetTradingStatus's result names no status,
@@ -331,17 +321,7 @@ func TestTapeNamesTheStatusSet(t *testing.T) {
 		got[2].Status != venue.TradingStatusHalted || got[0].Unnoted || got[1].Unnoted || got[2].Unnoted {
 		t.Fatalf("records %+v", got)
 	}
-	var state bytes.Buffer
-	if err := tp.writeState(&state); err != nil {
-		t.Fatal(err)
-	}
-	again := NewTape([]uint32{1}, nil)
-	if err := again.Restore(&state); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(again.operatorRecords(), got) {
-		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), got)
-	}
+	wantRecordsRestored(t, tp, got)
 
 	var b []byte
 	b = binary.LittleEndian.AppendUint32(b, stateMagic)
@@ -479,5 +459,22 @@ func TestTapeRestoresWhatAnOlderStateLacks(t *testing.T) {
 		if got[0] != wantCancel {
 			t.Errorf("version %d: the cancel %+v, want %+v", version, got[0], wantCancel)
 		}
+	}
+}
+
+// wantRecordsRestored checks that tp's state, written and restored into a
+// new tape, gives the operator records want.
+func wantRecordsRestored(t *testing.T, tp *Tape, want []OperatorRecord) {
+	t.Helper()
+	var state bytes.Buffer
+	if err := tp.writeState(&state); err != nil {
+		t.Fatal(err)
+	}
+	again := NewTape([]uint32{1}, nil)
+	if err := again.Restore(&state); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.operatorRecords(), want) {
+		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), want)
 	}
 }
