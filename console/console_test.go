@@ -106,6 +106,15 @@ func TestRejectRate(t *testing.T) {
 	if got := r.rejectRate(1, 99, t0.Add(2100*time.Millisecond)); got != 10 {
 		t.Fatalf("too soon to measure: %v", got)
 	}
+	// The next viewer, 20 s later, after 80 rejects in one second long
+	// gone: the old sample measures nothing now; the next update does.
+	t1 := t0.Add(22100 * time.Millisecond)
+	if got := r.rejectRate(1, 179, t1); got != 0 {
+		t.Fatalf("a sample 20 s old: %v, want 0 until the next update", got)
+	}
+	if got := r.rejectRate(1, 184, t1.Add(500*time.Millisecond)); got != 10 {
+		t.Fatalf("5 rejects in 0.5 s after it: %v", got)
+	}
 }
 
 func TestOperatorTarget(t *testing.T) {

@@ -265,6 +265,14 @@ type rateSample struct {
 	rate    float64
 }
 
+// rateSampleMaxAge is the oldest sample a rate is measured from. The
+// sampler runs when a page is viewed or streamed: a sample from the last
+// viewer, hours before, gave the rejects of that whole time averaged over
+// it as a rate now (80 rejects of one second, 20 s before, read as 3.6 a
+// second). Such a sample is only a start, as the first is, and the next
+// update, half a second later, measures.
+const rateSampleMaxAge = 5 * time.Second
+
 func (r *rateSampler) rejectRate(idx uint16, rejects int64, now time.Time) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -273,7 +281,7 @@ func (r *rateSampler) rejectRate(idx uint16, rejects int64, now time.Time) float
 		return prev.rate // too soon to measure: keep the last rate
 	}
 	rate := 0.0
-	if ok && rejects >= prev.rejects {
+	if ok && rejects >= prev.rejects && now.Sub(prev.at) <= rateSampleMaxAge {
 		rate = float64(rejects-prev.rejects) / now.Sub(prev.at).Seconds()
 	}
 	r.last[idx] = rateSample{at: now, rejects: rejects, rate: rate}
