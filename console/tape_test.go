@@ -398,17 +398,7 @@ func TestTapeSaysWhatANoteItLostWas(t *testing.T) {
 			t.Fatalf("limit %d, its note kept: %+v", seq, r)
 		}
 	}
-	var state bytes.Buffer
-	if err := tp.writeState(&state); err != nil {
-		t.Fatal(err)
-	}
-	again := NewTape([]uint32{1}, nil)
-	if err := again.Restore(&state); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(again.operatorRecords(), tp.operatorRecords()) {
-		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), tp.operatorRecords())
-	}
+	wantRecordsRestored(t, tp, tp.operatorRecords())
 }
 
 // TestTapeRestoresWhatAnOlderStateLacks: a state of version 3 kept no risk
