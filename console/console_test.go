@@ -119,7 +119,7 @@ func TestRejectRate(t *testing.T) {
 
 func TestOperatorTarget(t *testing.T) {
 	bySession := map[uint16]string{0: "CLIENT1", 3: "CLIENT4"}
-	byID := map[uint32]string{1: "ACME"}
+	byID := map[uint32]config.Instrument{1: {ID: 1, Symbol: "ACME", Tick: decimal.Tick{Mantissa: 5, Scale: 2}}}
 	for _, c := range []struct {
 		r    OperatorRecord
 		want string
@@ -129,6 +129,13 @@ func TestOperatorTarget(t *testing.T) {
 		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1, Status: venue.TradingStatusOpen}, "ACME → Open"},
 		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Status: venue.TradingStatusClosed}, "all → Closed"},
 		{OperatorRecord{Action: venue.OperatorActionTypeSetTradingStatus, Instrument: 1, Unnoted: true}, "ACME, status unknown"},
+		// The band set: its reference price as a price, of the instrument's tick.
+		{OperatorRecord{Action: venue.OperatorActionTypeSetPriceBand, Instrument: 1, RefTicks: 2030, BandPercent: 10},
+			"ACME → reference price 101.50, band 10%"},
+		{OperatorRecord{Action: venue.OperatorActionTypeSetPriceBand, Instrument: 1, Unnoted: true}, "ACME, band unknown"},
+		// An instrument the console does not know: no tick size to scale by.
+		{OperatorRecord{Action: venue.OperatorActionTypeSetPriceBand, Instrument: 9, Reason: venue.RejectReasonUnknownInstrument,
+			RefTicks: 2030, BandPercent: 10}, "instrument id 9 → reference price 2030 ticks, band 10%"},
 		{OperatorRecord{Action: venue.OperatorActionTypeSessionLogout, Session: 3}, "CLIENT4"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: 0}, "session CLIENT1"},
 		{OperatorRecord{Action: venue.OperatorActionTypeMassCancel, Session: ops.AnySession, Instrument: 1}, "ACME"},

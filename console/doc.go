@@ -105,15 +105,19 @@
 // with the events of each command it applies as the command commits
 // (Tape.Replay), so that a new leader's pages and admin API show the day.
 //
-// The journal list names each command's operator and filters. Where the
-// result event a row is listed from does not (a kill switch's or a limit's
-// RiskControlResult names no operator, a mass cancel's OperatorResult no
-// account), the tape takes them from the command (Tape.Command), which it
-// is shown before the command's events: by the admin API as it journals
-// it, by a start-up's replay and by a cluster follower (and a Raft
-// snapshot's replay) as they apply it. A row whose command the tape has no
-// note of, or restored from a state saved by an older build (which kept
-// neither), says that its operator or account filter is unknown, rather
+// The journal list names each command's operator and filters, and what a
+// status or band change set: a band change's reference price (a price of
+// the instrument's tick) and band percent, from its OperatorResult. Where
+// the result event a row is listed from does not (a kill switch's or a
+// limit's RiskControlResult names no operator, a mass cancel's
+// OperatorResult no account, a status change's no status, a refused band
+// change's no band), the tape takes them from the command (Tape.Command),
+// which it is shown before the command's events: by the admin API as it
+// journals it, by a start-up's replay and by a cluster follower (and a
+// Raft snapshot's replay) as they apply it. A row whose command the tape
+// has no note of, or restored from a state saved by an older build (which
+// kept none of them, nor a done band change's band), says that its
+// operator, account filter, status or band is unknown, rather
 // than show none: a cancel by account read as a cancel of every order. The
 // tape keeps notes of as many commands awaiting their results as the admin
 // API can have calls in flight (notesKept), so only calls that outlived

@@ -15,7 +15,7 @@ import (
 // journal's snapshot file format, which adds the CRC) so that a restart
 // from that snapshot has the day's trades from before it. Little-endian:
 //
-//	magic u32 "FVCT" | version u32 (7) | dayNs i64 | instruments u32
+//	magic u32 "FVCT" | version u32 (8) | dayNs i64 | instruments u32
 //	per instrument, by id:
 //	  id u32 | tradesN i64 | chartN i64 | first i64 | high i64 | low i64 |
 //	  volume i64 | ref i64 | close i64 | refIsClose u8
@@ -27,7 +27,8 @@ import (
 //	  value i64 | accountLen u8 | account | unnoted u8]
 //	  [action MassCancel: accountLen u8 | account (its filter) | unnoted u8]
 //	  [action CancelOrder: orderID u64 (0: none found)]
-//	  [action SetTradingStatus: status u8 | unnoted u8]),
+//	  [action SetTradingStatus: status u8 | unnoted u8]
+//	  [action SetPriceBand: ref i64 | bandPercent i64 | unnoted u8]),
 //	  oldest first
 //
 // An operator command's action is its venue.OperatorActionType, or
@@ -46,11 +47,12 @@ import (
 // MassCancel's account is taken as it is. An instrument of the state that
 // is not configured any more is skipped; a configured one the state lacks
 // starts empty. Versions 1 to 5 hold no CancelOrder (it did not exist),
-// versions 1 to 6 no SetTradingStatus's status: read as unknown.
+// versions 1 to 6 no SetTradingStatus's status, versions 1 to 7 no
+// SetPriceBand's reference price and band: read as unknown.
 
 const (
 	stateMagic   = 0x54435646 // "FVCT"
-	stateVersion = 7
+	stateVersion = 8
 	// stateInstrumentsMax bounds the instruments a state may list (the
 	// instrument IDs are uint32; a venue configures far fewer).
 	stateInstrumentsMax = 1 << 20
@@ -124,6 +126,11 @@ func (t *Tape) writeState(w io.Writer) error {
 		}
 		if r.Action == venue.OperatorActionTypeSetTradingStatus {
 			b = append(b, byte(r.Status), boolByte(r.Unnoted))
+		}
+		if r.Action == venue.OperatorActionTypeSetPriceBand {
+			b = binary.LittleEndian.AppendUint64(b, uint64(r.RefTicks))
+			b = binary.LittleEndian.AppendUint64(b, uint64(r.BandPercent))
+			b = append(b, boolByte(r.Unnoted))
 		}
 		return b
 	})
@@ -284,6 +291,13 @@ func (t *Tape) Restore(r io.Reader) error {
 			rec.Unnoted = s.version < 7 // its status was not kept
 			if s.version >= 7 {
 				rec.Status = venue.TradingStatus(s.u8())
+				rec.Unnoted = s.flag("unnoted")
+			}
+		}
+		if rec.Action == venue.OperatorActionTypeSetPriceBand {
+			rec.Unnoted = s.version < 8 // its band was not kept
+			if s.version >= 8 {
+				rec.RefTicks, rec.BandPercent = s.i64(), s.i64()
 				rec.Unnoted = s.flag("unnoted")
 			}
 		}

@@ -57,12 +57,18 @@ type OperatorRecord struct {
 	// or a close's), from the command (Command): its OperatorResult
 	// names none, and without it a halt and its resume read alike.
 	Status venue.TradingStatus
+	// RefTicks and BandPercent are the reference price and band a
+	// SetPriceBand set: from its result when done, which names the band
+	// now in force; from the command (Command) when refused, whose result
+	// names none, so that its row says what was asked.
+	RefTicks, BandPercent int64
 	// Unnoted says that what only the command says (a risk command's
-	// Operator, a MassCancel's Account) is unknown, and the row says so
-	// rather than show none: the tape had no note of the command when its
-	// result came (not shown it, or pushed out: notesKept), or the record
-	// was restored from a state saved by an older build, which did not
-	// keep it (state.go).
+	// Operator, a MassCancel's Account, a SetTradingStatus's Status, a
+	// refused SetPriceBand's band) is unknown, and the row says so rather
+	// than show none: the tape had no note of the command when its result
+	// came (not shown it, or pushed out: notesKept), or the record was
+	// restored from a state saved by an older build, which did not keep it
+	// (state.go; nor a SetPriceBand's band, done or not).
 	Unnoted bool
 	Risk    RiskRecord
 }
@@ -156,13 +162,16 @@ const notesKept = config.ConsoleStreamsLimit + ops.AdminConnsBeyondStreams
 
 // commandNote is what an operator's command says that its result event
 // does not: a MassCancel's account filter, a risk command's operator, a
-// SetTradingStatus's status.
+// SetTradingStatus's status, a refused SetPriceBand's reference price and
+// band.
 type commandNote struct {
-	kept     bool // false: an empty place (a journal's first command is seq 0)
-	seq      uint64
-	operator string
-	account  string
-	status   venue.TradingStatus
+	kept        bool // false: an empty place (a journal's first command is seq 0)
+	seq         uint64
+	operator    string
+	account     string
+	status      venue.TradingStatus
+	refTicks    int64
+	bandPercent int64
 }
 
 // NewTape makes the tape of the instruments ids. capture, if set, is
@@ -180,8 +189,8 @@ func NewTape(ids []uint32, capture func(seq uint64, write func(io.Writer) error)
 // (the admin API, before it publishes the command), and before the
 // matcher applies one in a replay (a start-up's, a cluster follower's).
 // It keeps what the command's result event lacks: a MassCancel's account
-// filter, a SetTradingStatus's status, the operator of a kill switch's or
-// a limit's change. Any other
+// filter, a SetTradingStatus's status, a SetPriceBand's reference price
+// and band, the operator of a kill switch's or a limit's change. Any other
 // command is passed over without a copy.
 func (t *Tape) Command(cmd []byte) {
 	tid, err := venue.TemplateIDOf(cmd, 0)
@@ -200,6 +209,8 @@ func (t *Tape) Command(cmd []byte) {
 			n = commandNote{kept: true, seq: c.Seq(), account: string(trimNul(c.Account()))}
 		case venue.OperatorActionTypeSetTradingStatus:
 			n = commandNote{kept: true, seq: c.Seq(), status: c.Status()}
+		case venue.OperatorActionTypeSetPriceBand:
+			n = commandNote{kept: true, seq: c.Seq(), refTicks: c.RefPriceTicks(), bandPercent: c.BandPercent()}
 		default:
 			return
 		}
@@ -419,6 +430,14 @@ func (t *Tape) operatorResult(e *venue.OperatorResult) {
 		// Nor the status it set: the command does (Command).
 		n, noted := t.note(e.CauseSeq())
 		r.Status, r.Unnoted = n.status, !noted
+	}
+	if e.Action() == venue.OperatorActionTypeSetPriceBand {
+		// A refused one's result names no band: the command does.
+		n, noted := t.note(e.CauseSeq())
+		r.RefTicks, r.BandPercent, r.Unnoted = n.refTicks, n.bandPercent, !noted
+		if done {
+			r.RefTicks, r.BandPercent, r.Unnoted = e.RefPriceTicks(), e.BandPercent(), false
+		}
 	}
 	t.operatorRecord(r, e.Operator())
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core/decimal"
 	"github.com/fixvenue/fixvenue/internal/cmdtest"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 )
@@ -342,8 +344,73 @@ func TestTapeNamesTheStatusSet(t *testing.T) {
 	if err := old.Restore(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
-	if r := old.operatorRecords()[0]; !r.Unnoted || target(r, nil, map[uint32]string{1: "ACME"}) != "ACME, "+statusUnknown {
+	if r := old.operatorRecords()[0]; !r.Unnoted || target(r, nil, map[uint32]config.Instrument{1: {Symbol: "ACME"}}) != "ACME, "+statusUnknown {
 		t.Fatalf("a version 6 record: %+v", r)
+	}
+}
+
+// TestTapeNamesTheBandSet: a SetPriceBand's row named only its
+// instrument, so the journal list did not say what reference price and
+// band an operator set. A done one's result names them, a refused one's
+// none, so its command's (Command) say what was asked; a restored state
+// keeps them, and a state of version 7, which did not, restores the
+// record as unknown rather than as a band of 0% around 0.
+func TestTapeNamesTheBandSet(t *testing.T) {
+	acme := map[uint32]config.Instrument{1: {ID: 1, Symbol: "ACME", Tick: decimal.Tick{Mantissa: 1, Scale: 2}}}
+	tp := NewTape([]uint32{1}, nil)
+	for seq, reason := range []venue.RejectReason{venue.RejectReasonNone, venue.RejectReasonInvalidPriceBand} {
+		tp.Command(cmdtest.Encode(t, make([]byte, 256), func(c *venue.OperatorCommand) {
+			c.SetSeq(uint64(seq))
+			c.SetAction(venue.OperatorActionTypeSetPriceBand)
+			c.SetInstrumentID(1)
+			c.SetFilterSessionIdx(0xFFFF)
+			c.SetRefPriceTicks(10150 + int64(seq))
+			c.SetBandPercent(10 + int64(seq))
+			_ = c.SetOperatorString("alice")
+		}))
+		var ref int64
+		if reason == venue.RejectReasonNone {
+			ref = 10150 // the matcher names the band in force on a done one only
+		}
+		result := operatorResult(t, uint64(seq), venue.OperatorActionTypeSetPriceBand, reason, 1, ref, int64(seq+1))
+		if reason == venue.RejectReasonNone {
+			var e venue.OperatorResult
+			_ = e.WrapDecode(result, 0)
+			e.SetBandPercent(10)
+		}
+		tp.apply(result)
+	}
+	got := tp.operatorRecords()
+	var rows []string
+	for _, r := range got {
+		rows = append(rows, target(r, nil, acme))
+	}
+	if want := []string{"ACME → reference price 101.51, band 11%", "ACME → reference price 101.50, band 10%"}; !reflect.DeepEqual(rows, want) {
+		t.Fatalf("rows %q, want %q (records %+v)", rows, want, got)
+	}
+	wantRecordsRestored(t, tp, got)
+
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, stateMagic)
+	b = binary.LittleEndian.AppendUint32(b, 7)
+	b = binary.LittleEndian.AppendUint64(b, 0) // dayNs
+	b = binary.LittleEndian.AppendUint32(b, 0) // instruments
+	b = binary.LittleEndian.AppendUint64(b, 1) // opsN
+	b = binary.LittleEndian.AppendUint32(b, 1) // kept
+	b = binary.LittleEndian.AppendUint64(b, 9)
+	b = binary.LittleEndian.AppendUint64(b, 1e9)
+	b = append(b, byte(venue.OperatorActionTypeSetPriceBand), 0)
+	b = binary.LittleEndian.AppendUint16(b, 0xFFFF)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = append(b, 5)
+	b = append(b, "alice"...)
+	old := NewTape([]uint32{1}, nil)
+	if err := old.Restore(bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	if r := old.operatorRecords()[0]; !r.Unnoted || target(r, nil, acme) != "ACME, "+bandUnknown {
+		t.Fatalf("a version 7 record: %+v", r)
 	}
 }
 

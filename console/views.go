@@ -401,7 +401,7 @@ type operationsView struct {
 
 func (c *Console) operationsView() operationsView {
 	v := operationsView{Instruments: []statusRow{}, Journal: []operatorRow{}, Sessions: c.sessionsView().Sessions}
-	byID := map[uint32]string{}
+	byID := map[uint32]config.Instrument{}
 	for _, in := range c.cfg.Ops.Instruments() {
 		st, _ := c.cfg.Ops.Monitor().Instrument(in.ID)
 		row := statusRow{Symbol: in.Symbol, Status: st.Status.String()}
@@ -412,7 +412,7 @@ func (c *Console) operationsView() operationsView {
 			row.Auction = ops.AuctionKind(st.AuctionOf) + " until " + time.Unix(0, st.AuctionEndNs).UTC().Format(time.TimeOnly)
 		}
 		v.Instruments = append(v.Instruments, row)
-		byID[in.ID] = in.Symbol
+		byID[in.ID] = in
 	}
 	bySession := map[uint16]string{}
 	for _, s := range c.cfg.Ops.Sessions() {
@@ -454,13 +454,15 @@ const (
 	operatorUnknown = "(unknown)"
 	accountUnknown  = "account filter unknown"
 	statusUnknown   = "status unknown"
+	bandUnknown     = "band unknown"
 )
 
-// target names what an operator command acted on.
-func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]string) string {
+// target names what an operator command acted on, of the instruments
+// byID (the console's, by id).
+func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]config.Instrument) string {
 	switch r.Action {
 	case ActionAddInstrument:
-		if name := byID[r.Instrument]; name != "" && r.Reason == venue.RejectReasonNone {
+		if name := byID[r.Instrument].Symbol; name != "" && r.Reason == venue.RejectReasonNone {
 			return name
 		}
 		// Refused: the id may be another instrument's (a duplicate).
@@ -474,11 +476,11 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 			}
 			return "no such order"
 		}
-		return fmt.Sprintf("order %d of session %s in %s", r.OrderID, bySession[r.Session], byID[r.Instrument])
+		return fmt.Sprintf("order %d of session %s in %s", r.OrderID, bySession[r.Session], byID[r.Instrument].Symbol)
 	case venue.OperatorActionTypeSetTradingStatus:
 		// The status it set: a halt, a resume (open, a call or closed) and
 		// a close are one action, which alone read alike.
-		name := byID[r.Instrument]
+		name := byID[r.Instrument].Symbol
 		if name == "" {
 			name = "all"
 		}
@@ -486,13 +488,29 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 			return name + ", " + statusUnknown
 		}
 		return name + " → " + r.Status.String()
+	case venue.OperatorActionTypeSetPriceBand:
+		// The band it set (a refused one: asked for), its reference price
+		// as the pages show prices.
+		in, ok := byID[r.Instrument]
+		name := in.Symbol
+		if !ok {
+			name = fmt.Sprintf("instrument id %d", r.Instrument)
+		}
+		if r.Unnoted {
+			return name + ", " + bandUnknown
+		}
+		ref := strconv.FormatInt(r.RefTicks, 10) + " ticks" // no tick size to scale them by
+		if ok {
+			ref = price(r.RefTicks, in)
+		}
+		return fmt.Sprintf("%s → reference price %s, band %d%%", name, ref, r.BandPercent)
 	case venue.OperatorActionTypeMassCancel:
 		var parts []string
 		if r.Session != ops.AnySession {
 			parts = append(parts, "session "+bySession[r.Session])
 		}
 		if r.Instrument != 0 {
-			parts = append(parts, byID[r.Instrument])
+			parts = append(parts, byID[r.Instrument].Symbol)
 		}
 		if r.Account != "" {
 			parts = append(parts, "account "+r.Account)
@@ -510,7 +528,7 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 		}
 		return strings.Join(parts, " ")
 	}
-	if name := byID[r.Instrument]; name != "" {
+	if name := byID[r.Instrument].Symbol; name != "" {
 		return name
 	}
 	return "all"
@@ -519,7 +537,7 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]strin
 // riskColumns gives a kill switch's or a limit's row its action, target
 // and result, in the admin API's terms: a limit by its name in the
 // configuration, a removed one "none" (core.RiskLimitRemove).
-func riskColumns(r OperatorRecord, bySession map[uint16]string, byID map[uint32]string) (action, target, result string) {
+func riskColumns(r OperatorRecord, bySession map[uint16]string, byID map[uint32]config.Instrument) (action, target, result string) {
 	k := r.Risk
 	action = map[venue.RiskAction]string{venue.RiskActionKill: "Kill", venue.RiskActionReset: "Reset", venue.RiskActionSetLimit: "SetLimit"}[k.Action]
 	target = "session " + bySession[r.Session]
@@ -537,7 +555,7 @@ func riskColumns(r OperatorRecord, bySession map[uint16]string, byID map[uint32]
 		return action, target, result
 	}
 	target += ": " + ops.RiskLimitNames[k.Limit]
-	if name := byID[r.Instrument]; r.Instrument != 0 {
+	if name := byID[r.Instrument].Symbol; r.Instrument != 0 {
 		if name == "" {
 			name = fmt.Sprintf("instrument id %d", r.Instrument)
 		}

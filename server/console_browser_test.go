@@ -716,6 +716,41 @@ func TestConsoleJournalListsRiskChanges(t *testing.T) {
 	}
 }
 
+// TestConsoleJournalNamesTheBandSet: a band change through the admin API
+// is listed with the reference price it set, as a price of the
+// instrument's tick, and the band in percent, and one the matcher refused
+// (an order rests outside it) with what it asked: the row named the
+// instrument alone, so the list did not say what an operator set.
+func TestConsoleJournalNamesTheBandSet(t *testing.T) {
+	s, base := consoleVenue(t, "")
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "b1", side: "1", qty: "1", px: "99.00"})
+	expectER(t, c, map[int]string{11: "b1", 150: "0"})
+	for _, call := range []struct {
+		body string
+		code int
+	}{
+		{`{"reason": "new reference", "ref_price": "101.5", "band_percent": 5}`, 200},
+		{`{"reason": "too far", "ref_price": "150.00", "band_percent": 5}`, 409},
+	} {
+		if code := adminCall(t, s, "POST", "/v1/instruments/ACME/band", aliceToken, call.body, nil); code != call.code {
+			t.Fatalf("POST /v1/instruments/ACME/band %s: HTTP %d, want %d", call.body, code, call.code)
+		}
+	}
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	// Each row as action|target|result|count|operator, newest first.
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	browsertest.WaitFor(t, ctx, "the journal lists the refused band change", rows+`.length === 2`)
+	want := []string{
+		"SetPriceBand|ACME → reference price 150.00, band 5%|refused: OrdersOutsideBand|0|alice",
+		"SetPriceBand|ACME → reference price 101.50, band 5%|done|1|alice",
+	}
+	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
+	}
+}
+
 // TestConsoleJournalNamesMassCancelFilters: an operator's mass cancel by
 // account, alone or with a session and an instrument, is listed with each
 // filter it was given (its result names no account: the command does),
