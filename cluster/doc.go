@@ -65,16 +65,24 @@
 // (a new cluster's first election waits that long). Its leader knows the
 // entries it acknowledged and sends heartbeats committing them, on which
 // Raft panics: such a node commits at most its own last index. And the
-// leader never sends a follower entries below those it acknowledged, so
-// a leader whose append is refused by a follower whose log ends before
-// them hands the leadership to the other follower (Node.checkLostLog), and
-// the new leader, which knows nothing of the follower, brings it up from
-// its first entry or a Raft snapshot. With no other follower to hand it to
-// (it is down too), the leader steps down once the follower has refused
-// for two election timeouts (one late refusal is no lost log) and, elected again in a new
-// term with that follower's vote, brings it up itself: leading on, it
-// would count the follower in its quorum at the index it acknowledged,
-// and take orders it could never commit.
+// leader never sends a follower entries at or below those it acknowledged,
+// and sends a Raft snapshot only when it no longer holds the entry before
+// those it would send: with that entry in memory it would probe the
+// follower above its log for ever. A leader whose append is refused by a
+// follower whose log ends before the index it acknowledged sends that
+// follower, of its own (Node.checkLostLog), a Raft snapshot at or after
+// that index (the newest it holds, or one it builds; a committed state,
+// which any follower may install; "Snapshot transfer"), one at a time,
+// again after one that failed (a node without NodeConfig.NewState builds
+// none, and logs so). The follower installs it and answers with
+// its new last index, and the leader appends from there. The leader keeps
+// leading in the same term throughout, its clients' sessions with it: it
+// counts the follower in its quorum at the index it acknowledged, but no
+// later entry commits on that follower's account before it holds the
+// snapshot, so with the third node down too, orders wait (seconds, the
+// snapshot's build and transfer) and are then answered. Starting on an
+// empty directory is the way to rejoin with a new disk: no flag, no
+// membership change (README, "Cluster: three replicas").
 //
 // # Raft settings
 //

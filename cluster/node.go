@@ -122,11 +122,11 @@ type Node struct {
 	voteHoldTicks int
 	freshLogged   bool
 
-	// ticks counts Tick calls; lostLog is the follower checkLostLog found
-	// refusing the entries it had acknowledged, with no other follower to
-	// hand the leadership to: since which tick, at which match and term.
-	ticks   uint64
-	lostLog lostLog
+	// lostLogs holds, per follower found refusing entries it had
+	// acknowledged (checkLostLog), the snapshot this leader sent it of its
+	// own; outbox holds such snapshots until Process sends them.
+	lostLogs map[uint64]lostLog
+	outbox   []*raftpb.Message
 
 	failed error
 }
@@ -163,7 +163,8 @@ func Open(cfg NodeConfig) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1), snapSent: map[uint64]int{}, fresh: fresh}
+	n := &Node{cfg: cfg, log: log, committed: ring.NewSequence(-1), snapSent: map[uint64]int{}, fresh: fresh,
+		lostLogs: map[uint64]lostLog{}}
 	if fresh {
 		n.voteHoldTicks = freshVoteHoldElections * cfg.ElectionTicks
 	}
@@ -252,11 +253,19 @@ const snapshotReportTicks = 40
 
 // Tick advances Raft's logical clock by one tick.
 func (n *Node) Tick() {
-	n.ticks++
 	if n.voteHoldTicks > 0 {
 		n.voteHoldTicks--
 	}
 	n.rn.Tick()
+	for to, l := range n.lostLogs {
+		// With a transport that reports, the report ends the wait.
+		if l.sent && !n.snapshotsReported {
+			if l.ticks++; l.ticks >= snapshotReportTicks {
+				l.sent = false
+			}
+			n.lostLogs[to] = l
+		}
+	}
 	for to, ticks := range n.snapSent {
 		if ticks+1 < snapshotReportTicks {
 			n.snapSent[to] = ticks + 1
@@ -279,6 +288,12 @@ func (n *Node) ReportSnapshot(to uint64, ok bool) {
 		status = raft.SnapshotFailure
 	}
 	n.rn.ReportSnapshot(to, status)
+	if l, found := n.lostLogs[to]; found && l.sent {
+		// The next refusal, if the follower still lacks the entries,
+		// sends it again (checkLostLog).
+		l.sent = false
+		n.lostLogs[to] = l
+	}
 }
 
 // freshVoteHoldElections is how many election timeouts a node on a fresh
@@ -322,62 +337,63 @@ func (n *Node) Step(m *raftpb.Message) error {
 }
 
 // lostLog is a follower found refusing entries it had acknowledged
-// (checkLostLog).
-type lostLog struct{ from, match, term, since uint64 }
-
-// lostLogStepDownElections is how many election timeouts a follower that
-// lost acknowledged entries refuses them, with no other follower to take
-// the leadership, before the leader steps down.
-const lostLogStepDownElections = 2
+// (checkLostLog): at which index, whether a snapshot sent to it waits for
+// its outcome, and for how many ticks.
+type lostLog struct {
+	match  uint64
+	sent   bool
+	ticks  int
+	warned bool
+}
 
 // checkLostLog looks at a follower's refused append: a follower whose log
 // ends before the index this leader knows it acknowledged lost its
 // directory (doc.go, "Fresh directories"). Raft never sends a follower
-// entries below what it acknowledged, so it would never catch up from this
-// leader: the leadership goes to another follower, whose view of it starts
-// afresh and brings it up from its first entry or a Raft snapshot.
+// entries at or below what it acknowledged, and sends a Raft snapshot only
+// when the entry before those it would send is no longer held: with that
+// entry in memory, it would probe the follower above its log for ever.
+// This leader sends the follower a snapshot of its own, at or after that
+// index (a committed state, which any follower may install), and goes on
+// leading: the follower installs it, answers with its new last index, and
+// Raft appends from there. One is in flight at a time; the next refusal
+// after a failed one sends another.
 func (n *Node) checkLostLog(m *raftpb.Message) {
 	st := n.rn.Status()
-	pr, ok := st.Progress[m.GetFrom()]
-	if !ok || m.GetRejectHint() >= pr.Match || st.LeadTransferee != 0 {
+	from := m.GetFrom()
+	pr, ok := st.Progress[from]
+	if !ok || m.GetRejectHint() >= pr.Match {
 		return
 	}
-	for id, other := range st.Progress {
-		if id != n.cfg.NodeID && id != m.GetFrom() && other.RecentActive {
-			n.cfg.Logger.Warn("cluster: a follower lost entries it had acknowledged (a new directory): handing the leadership over so that a new leader brings it up",
-				"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint(), "to", id)
-			n.rn.TransferLeader(id)
-			return
+	if first, err := n.log.FirstIndex(); err != nil || pr.Match+1 < first {
+		return // Raft sends the snapshot itself.
+	}
+	l, found := n.lostLogs[from]
+	if !found || l.match != pr.Match {
+		l = lostLog{match: pr.Match}
+		n.cfg.Logger.Warn("cluster: a follower lost entries it had acknowledged (a new directory): sending it a Raft snapshot",
+			"follower", from, "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
+	}
+	defer func() { n.lostLogs[from] = l }()
+	if l.sent || pr.Match > n.appliedIndex {
+		// A snapshot holds applied entries only: one of these comes at a
+		// later refusal (a heartbeat's answer brings one).
+		return
+	}
+	s, err := n.log.snapshotFrom(pr.Match)
+	if err != nil {
+		if !l.warned {
+			l.warned = true
+			n.cfg.Logger.Error("cluster: no Raft snapshot for a follower that lost entries it had acknowledged", "follower", from, "err", err)
 		}
+		return
 	}
-	// No other follower can take over (three nodes, the other one down):
-	// this leader steps down. Leading on, it counted the follower in its
-	// quorum at the index it had acknowledged, so it took orders it could
-	// never commit and answered none, with Serving true. A leader never
-	// sends below that index, but a new term's leader knows nothing of the
-	// follower: this node, elected again with the follower's vote, brings
-	// it up (doc.go, "Fresh directories"). A refusal answering an append
-	// sent before a later acknowledgement (late, not lost) looks the same
-	// once: the leader steps down only when the follower has refused for
-	// lostLogStepDownElections election timeouts with no acknowledgement.
+	if s == nil {
+		return // being built
+	}
 	term := st.HardState.GetTerm()
-	if l := n.lostLog; l.from != m.GetFrom() || l.match != pr.Match || l.term != term {
-		n.lostLog = lostLog{from: m.GetFrom(), match: pr.Match, term: term, since: n.ticks}
-		n.cfg.Logger.Error("cluster: a follower lost entries it had acknowledged (a new directory), and no other follower can take the leadership: stepping down if it still refuses, so that a new term's leader brings it up",
-			"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
-		return
-	}
-	if n.ticks-n.lostLog.since < uint64(lostLogStepDownElections*n.cfg.ElectionTicks) {
-		return
-	}
-	n.cfg.Logger.Error("cluster: stepping down: a follower that lost entries it had acknowledged still refuses them",
-		"follower", m.GetFrom(), "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
-	n.lostLog = lostLog{}
-	// Stepping down is raft's answer to a message of a later term, which
-	// this one stands for.
-	term++
-	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MsgHeartbeatResp.Enum(), From: proto.Uint64(m.GetFrom()),
-		To: proto.Uint64(n.cfg.NodeID), Term: &term})
+	n.outbox = append(n.outbox, &raftpb.Message{Type: raftpb.MsgSnap.Enum(), From: proto.Uint64(n.cfg.NodeID),
+		To: proto.Uint64(from), Term: &term, Snapshot: s})
+	l.sent, l.ticks = true, 0
 }
 
 // ProposeNext is the seq the next proposal must start with.
@@ -439,6 +455,14 @@ func (n *Node) Process() error {
 	if n.failed != nil {
 		return n.failed
 	}
+	for _, m := range n.outbox {
+		if n.IsLeader() && m.GetTerm() == n.leaderTerm {
+			n.cfg.Logger.Info("cluster: sending a Raft snapshot", "to", m.GetTo(),
+				"index", m.GetSnapshot().GetMetadata().GetIndex(), "bytes", len(m.GetSnapshot().GetData()))
+			n.cfg.Send(m)
+		}
+	}
+	n.outbox = n.outbox[:0]
 	for n.rn.HasReady() {
 		rd := n.rn.Ready()
 		var local []*raftpb.Message
@@ -567,6 +591,7 @@ func (n *Node) trackLeadership() {
 	case !leader && n.leaderTerm != 0:
 		n.leaderTerm = 0
 		n.lostTerms++
+		clear(n.lostLogs)
 	}
 }
 

@@ -501,6 +501,20 @@ func (l *Log) Snapshot() (*raftpb.Snapshot, error) {
 	return nil, raft.ErrSnapshotTemporarilyUnavailable
 }
 
+// snapshotFrom is a snapshot at or after index need (applied, in memory or
+// the one before them) for a follower that lost entries it had
+// acknowledged (Node.checkLostLog); nil while one is being built.
+func (l *Log) snapshotFrom(need uint64) (*raftpb.Snapshot, error) {
+	if l.newState == nil {
+		return nil, errors.New("cluster: this node builds no Raft snapshots (NodeConfig.NewState)")
+	}
+	l.pollBuild()
+	if s := l.heldFrom(need); s != nil {
+		return s, nil
+	}
+	return nil, l.startBuild(need)
+}
+
 // heldFrom is the snapshot this node holds (the last built, or the base)
 // at or after index need, nil when neither is.
 func (l *Log) heldFrom(need uint64) *raftpb.Snapshot {

@@ -2076,6 +2076,56 @@ func TestClusterFollowerWithAWipedDirectory(t *testing.T) {
 	h.finish()
 }
 
+// TestClusterFollowerWithAWipedDirectoryKeepsTheLeader: a follower
+// restarted on an empty directory (a replaced disk) after it acknowledged
+// every entry the leader has is brought up by that leader, which keeps
+// leading in the same term: a client logged on to it trades on in the same
+// session (cluster/doc.go, "Fresh directories"). The leader used to hand
+// its leadership to the other follower, ending every session.
+func TestClusterFollowerWithAWipedDirectoryKeepsTheLeader(t *testing.T) {
+	h := newClusterHarness(t)
+	l := h.leader(30 * time.Second)
+	c := h.clients[0]
+	cl, err := c.connect([]string{h.fix[l]}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	restDayBuy(t, cl, "before-wipe")
+	h.converge(30 * time.Second)
+	before, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := (l + 1) % 3
+	h.kill(f)
+	if err := os.RemoveAll(h.data[f]); err != nil {
+		t.Fatal(err)
+	}
+	h.start(f)
+	h.converge(30 * time.Second)
+	// The leader has brought the follower up; an order in the session
+	// opened before shows that neither the session nor the leader moved.
+	restDayBuy(t, cl, "after-wipe")
+	h.converge(30 * time.Second)
+	after, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.Serving || after.Term != before.Term {
+		t.Fatalf("node %d served in term %d before the follower's restart, and now: serving %v in term %d; its log:\n%s",
+			l+1, before.Term, after.Serving, after.Term, lastLines(h.procs[l].logs(), 30))
+	}
+	for _, line := range strings.Split(h.procs[l].logs(), "\n") {
+		if strings.Contains(line, "Raft snapshot") {
+			t.Logf("node %d: %s", l+1, line)
+		}
+	}
+	cl.Close()
+	h.quiesce(30 * time.Second)
+	h.verifyJournals()
+}
+
 // TestClusterAdminCallsDuringTransferAreAnswered: operators keep halting and
 // resuming ACME on every node's admin API, at the addresses their files
 // give, while `cluster transfer` deposes the leader, which re-executes
@@ -2555,12 +2605,13 @@ func TestClusterNodeWithARepeatedPeerAddressIsRefused(t *testing.T) {
 
 // TestClusterFollowerWithAWipedDirectoryAndTheOtherDown: with one follower
 // down and the other restarted on an empty directory (a replaced disk),
-// the leader, whom no other follower can relieve, steps down and leads
-// again in a new term, bringing the follower up, and an order is
-// acknowledged (cluster/doc.go, "Fresh directories"). It led on, counting
-// that follower in its quorum at the index it had acknowledged: it took
-// logons and orders and answered none. The election timeout is 3 s, so
-// that the leader does not step down for want of a quorum meanwhile.
+// the leader brings that follower up with a Raft snapshot and leads on in
+// the same term, and an order is acknowledged (cluster/doc.go, "Fresh
+// directories"). It once led on counting that follower in its quorum at
+// the index it had acknowledged, taking logons and orders and answering
+// none, and later stepped down for a new term's election. The election
+// timeout is 3 s, so that the leader does not step down for want of a
+// quorum meanwhile.
 func TestClusterFollowerWithAWipedDirectoryAndTheOtherDown(t *testing.T) {
 	h := writeClusterConfigs(t, nil, false)
 	for _, cfg := range h.cfgs {
@@ -2585,6 +2636,10 @@ func TestClusterFollowerWithAWipedDirectoryAndTheOtherDown(t *testing.T) {
 	}
 	restDayBuy(t, cl, "before-wipe")
 	cl.Close()
+	before, err := h.nodeStatus(l)
+	if err != nil {
+		t.Fatal(err)
+	}
 	wiped, down := (l+1)%3, (l+2)%3
 	h.kill(down)
 	h.kill(wiped)
@@ -2614,6 +2669,9 @@ func TestClusterFollowerWithAWipedDirectoryAndTheOtherDown(t *testing.T) {
 			break
 		}
 		t.Logf("attempt %d: %v %v", attempt, m, err)
+	}
+	if after, err := h.nodeStatus(l); err != nil || !after.Serving || after.Term != before.Term {
+		t.Fatalf("node %d served in term %d before the follower's restart, and now: %+v %v", l+1, before.Term, after, err)
 	}
 	for _, id := range []string{"before-wipe", "after-wipe"} {
 		cl, err := c.connect([]string{h.fix[l], h.fix[wiped]}, 20*time.Second)
