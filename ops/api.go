@@ -144,6 +144,21 @@ type StatusInfo struct {
 	// Capacity is what the matcher holds of each bound: at a bound new
 	// orders are refused (CapacityExceeded).
 	Capacity []CapacityInfo `json:"capacity,omitempty"`
+	// RefusedAtStart is what the start's replay refused under the
+	// configured terms when it started without the record of the terms
+	// the journal was written under (README, "Changing configured
+	// terms"); absent after any other start.
+	RefusedAtStart *RefusedAtStartInfo `json:"refused_at_start,omitempty"`
+}
+
+// RefusedAtStartInfo counts the journaled new orders a start without the
+// terms record refused for a reason the configured terms decide: each that
+// was accepted when it was entered is gone, and its owner was not told.
+type RefusedAtStartInfo struct {
+	Orders       int            `json:"orders"`
+	ByInstrument map[string]int `json:"by_instrument"`
+	// First names the first few: seq, session, ClOrdID, instrument, reason.
+	First []string `json:"first"`
 }
 
 // CapacityInfo is one bound of the matcher, named by its configuration key.
@@ -787,6 +802,7 @@ func (o *Ops) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if o.cfg.Usage != nil {
 		st.Capacity = capacityOf(o.cfg.Usage())
 	}
+	st.RefusedAtStart = o.cfg.RefusedAtStart
 	if o.plan != nil {
 		if tr, ok := o.nextToRun(o.schedulePosition()); ok {
 			st.NextTransition = tr.String()

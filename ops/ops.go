@@ -173,6 +173,10 @@ type Config struct {
 	// Stalled, when set, says for /v1/status how long commands have waited
 	// with none made durable ("" while the journal keeps up).
 	Stalled func() string
+	// RefusedAtStart is what the start's replay refused under the
+	// configured terms without their record, for /v1/status (nil:
+	// nothing, or a start with the record).
+	RefusedAtStart *RefusedAtStartInfo
 	// Recorded, when set, says why a record the venue keeps in its data
 	// directory beside the schedule's is behind its journal (the sessions
 	// an operator disabled, on a full disk), writing it again first; nil

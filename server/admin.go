@@ -46,6 +46,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	oc.UsableSnapshot = s.usableSnapshot
 	oc.Usage = s.usage.load
 	oc.Stalled = s.stalled
+	oc.RefusedAtStart = s.refusedOnReplay.info()
 	if s.sessCtl != nil {
 		oc.Recorded = s.sessCtl.disabled.recorded
 	}

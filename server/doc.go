@@ -8,7 +8,9 @@
 // refused before it opens anything), check the configured sessions,
 // instruments, matcher bounds and risk limits against those the journal was
 // written under (termsrecord.go: a change would alter what replayed orders
-// mean), recover the journal (cut a torn tail,
+// mean; without that record the whole journal replays under the configured
+// terms, and the orders they refuse are counted, logged and shown on
+// /metrics and /v1/status: replayrefused.go), recover the journal (cut a torn tail,
 // refuse corruption), replay every journaled command into a fresh matcher,
 // into market data and into the web console's tape (the day's trades), from
 // the newest snapshot beside which both saved their state (mdstate/,

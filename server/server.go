@@ -166,6 +166,9 @@ type Server struct {
 	// snapshotsFrom is the first seq whose snapshots a start may load
 	// (termsRecord.SnapshotsFrom).
 	snapshotsFrom uint64
+	// refusedOnReplay is what the start's replay refused under the
+	// configured terms without their record (nil: a start with it).
+	refusedOnReplay *refusedOnReplay
 	// orderToER and orderToFeed are the venue's own latency histograms
 	// (package latency), rotated by a goroutine between Start and Close.
 	orderToER, orderToFeed *latency.Recorder
@@ -369,6 +372,9 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if terms != nil {
 		sink.added = addedInstruments(s.cfg, terms.newInstruments)
 	}
+	if terms != nil && terms.unrecorded {
+		sink.refused = newRefusedOnReplay(s.cfg)
+	}
 	if s.cfg.Schedule.Enabled {
 		sink.schedule = replayedSchedule(s.cfg)
 	}
@@ -437,6 +443,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	s.replayed, s.replayedEndOfDayNs, s.replayedSchedule = res.Records, sink.endOfDayNs, sink.schedule
+	s.refusedOnReplay = sink.refused
 	if err := s.storeAhead(highest); err != nil {
 		return err
 	}
@@ -457,6 +464,7 @@ func (s *Server) replay(terms *termsUpdate) error {
 		s.log.Info("snapshot loaded", "file", res.Snapshot.Path, "seq", res.Snapshot.Seq)
 	}
 	s.log.Info("journal replayed", "commands", res.Records, "next_seq", s.journal.NextSeq(), "took", time.Since(start).String())
+	s.refusedOnReplay.log(s.log)
 	return nil
 }
 
@@ -674,6 +682,9 @@ type replaySink struct {
 	// changedBeforeConfigured.
 	configured, added map[uint32]string
 	lost              *gateway.LostReports
+	// refused counts the orders the configured terms refused, on a start
+	// without the terms record (nil on any other).
+	refused *refusedOnReplay
 	// endOfDayNs is the command time of the last end of day replayed (0:
 	// none), for the schedule (ops.Config.EndOfDayNs).
 	endOfDayNs int64
@@ -703,6 +714,9 @@ func (k *replaySink) Commit() {
 		k.err = err
 	}
 	k.lost.Event(k.slot[:])
+	if k.refused != nil {
+		k.refused.Event(k.slot[:])
+	}
 	if r, ok := operatorResultOf(k.slot[:]); ok && r.Action() == venue.OperatorActionTypeEndOfDay && r.Reason() == venue.RejectReasonNone {
 		k.endOfDayNs = max(k.endOfDayNs, r.TimestampNs())
 	}
@@ -1527,6 +1541,7 @@ func (s *Server) registerCoreMetrics() {
 		ConstLabels: prometheus.Labels{"locked": strconv.FormatBool(mt.Locked), "wait": mt.Wait.String(), "cpu": cpu, "reason": mt.Reason}})
 	info.Set(1)
 	s.usage.register(s.registry, s.matcher) // the matcher does not run yet
+	s.registry.MustRegister(s.refusedOnReplay.metrics()...)
 	s.registry.MustRegister(info,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_data_dir_free_bytes",
 			Help: "Space left on the data directory's file system; when the disk refuses a write of the journal or a FIX store the venue halts."},

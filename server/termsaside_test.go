@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 )
@@ -150,4 +152,74 @@ func TestTermsRecordMovedAsideReplaysTheArchive(t *testing.T) {
 	waitInstrument(t, s, "ACME", "the configured band and the GTC order", func(st ops.InstrumentInfo) bool {
 		return st.BandLow == "95.00" && st.BandHigh == "105.00" && st.RestingOrders == 1 && st.Bid == "98.00"
 	})
+}
+
+// TestTermsRecordMovedAsideCountsRefusedOrders: a start without the terms
+// record replays the whole journal under the configured terms, and an
+// order the recorded band took and the configured one refuses is gone:
+// its owner was told it was accepted, and nothing reports it. The start
+// says so: its log counts the refused orders by instrument and names the
+// first ones (session, ClOrdID, reason), /metrics and /v1/status give the
+// count, and the owner's status request answers the order as unknown. An
+// order the configured band takes rests; the next start, with the record,
+// refuses nothing and says nothing of it. Before, the start said nothing.
+func TestTermsRecordMovedAsideCountsRefusedOrders(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	extra := adminConfig() + "[session_defaults]\ncancel_on_disconnect = false\n"
+	s := startServer(t, testConfig(t, dir, extra), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	for _, o := range []order{{id: "in", side: "1", qty: "1", px: "99.00"}, {id: "low", side: "1", qty: "2", px: "93.00"},
+		{id: "high", side: "2", qty: "1", px: "108.00"}} {
+		o.tif = "1"
+		sendOrder(t, c, o)
+		expectER(t, c, map[int]string{11: o.id, 150: "0"})
+	}
+	c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	changed := testConfig(t, dir, extra)
+	changed.Instruments[0].BandPercent = 5 // 95.00 to 105.00
+	record := filepath.Join(dir, termsRecordFile)
+	if err := os.Rename(record, filepath.Join(t.TempDir(), termsRecordFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs lockedbuf.Buffer
+	s = startServer(t, changed, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	for _, want := range []string{"the configured terms refused recorded orders", "orders=2", `by_instrument="ACME=2"`,
+		"ClOrdID low ACME PriceOutOfBand", "ClOrdID high ACME PriceOutOfBand", "CLIENT1"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("the start's log does not say %q:\n%s", want, logs.String())
+		}
+	}
+	m := scrape(t, s)
+	if got, by := metricstest.Value(t, m, "fixvenue_start_refused_orders"),
+		metricstest.Value(t, m, `fixvenue_start_refused_orders_by_instrument{instrument="ACME"}`); got != "2" || by != "2" {
+		t.Fatalf("fixvenue_start_refused_orders %s, ACME's %s: want 2", got, by)
+	}
+	var st ops.StatusInfo
+	if code := adminCall(t, s, "GET", "/v1/status", aliceToken, "", &st); code != 200 || st.RefusedAtStart == nil ||
+		st.RefusedAtStart.Orders != 2 || st.RefusedAtStart.ByInstrument["ACME"] != 2 || len(st.RefusedAtStart.First) != 2 {
+		t.Fatalf("/v1/status: %d %+v", code, st.RefusedAtStart)
+	}
+	waitInstrument(t, s, "ACME", "the order the configured band takes", func(st ops.InstrumentInfo) bool {
+		return st.RestingOrders == 1 && st.Bid == "99.00"
+	})
+	c = logon(t, s, "CLIENT1", true)
+	if err := c.Send("H", fixclient.F(11, "low"), fixclient.F(55, "ACME"), fixclient.F(54, "1")); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "low", 150: "I", 39: "8"})
+	c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var again lockedbuf.Buffer
+	s = startServer(t, changed, Options{Logger: slog.New(slog.NewTextHandler(&again, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if strings.Contains(again.String(), "refused recorded orders") || metricstest.Value(t, scrape(t, s), "fixvenue_start_refused_orders") != "0" {
+		t.Fatalf("a start with the record reports refused orders:\n%s", again.String())
+	}
 }

@@ -797,6 +797,16 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 	if st.Stalled != "" {
 		fmt.Fprintf(w, "STALLED\t%s\n", st.Stalled)
 	}
+	if r := st.RefusedAtStart; r != nil {
+		// Journaled orders the start's replay refused under the configured
+		// terms, its record moved aside (README, "Changing configured terms").
+		by := make([]string, 0, len(r.ByInstrument))
+		for _, in := range slices.Sorted(maps.Keys(r.ByInstrument)) {
+			by = append(by, fmt.Sprintf("%s %d", in, r.ByInstrument[in]))
+		}
+		fmt.Fprintf(w, "REFUSED AT START\t%d recorded orders under the configured terms (%s); first: %s\n", r.Orders,
+			strings.Join(by, ", "), strings.Join(r.First, "; "))
+	}
 	fmt.Fprintf(w, "durable seq\t%d\n", st.DurableSeq)
 	fmt.Fprintf(w, "events since start\t%d (hash %s)\n", st.EventsSinceStart, st.EventsHash)
 	fmt.Fprintf(w, "schedule\t%v\n", map[bool]string{true: "on", false: "off"}[st.ScheduleEnabled])

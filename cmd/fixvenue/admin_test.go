@@ -315,6 +315,35 @@ func TestAdminCLINamesWhatItCalled(t *testing.T) {
 	}
 }
 
+// TestAdminStatusSaysWhatTheStartRefused: `admin status` says what a start
+// without terms.json refused on replay (the count by instrument and the
+// first orders), as the admin API's status does, and says nothing of it
+// after a start that refused nothing.
+func TestAdminStatusSaysWhatTheStartRefused(t *testing.T) {
+	status := func(body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		code, out, errs := runCLI(t, "", nil, "admin", "status", "--addr", strings.TrimPrefix(srv.URL, "http://"))
+		if code != 0 {
+			t.Fatalf("admin status: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+		}
+		return out
+	}
+	want := "3 recorded orders under the configured terms (ACME 2, LOTS 1); first: seq 1 CLIENT1 ClOrdID low " +
+		"ACME PriceOutOfBand; seq 2 CLIENT1 ClOrdID high ACME PriceOutOfBand"
+	if out := status(`{"ready":true,"refused_at_start":{"orders":3,"by_instrument":{"LOTS":1,"ACME":2},` +
+		`"first":["seq 1 CLIENT1 ClOrdID low ACME PriceOutOfBand","seq 2 CLIENT1 ClOrdID high ACME PriceOutOfBand"]}}`); !strings.Contains(out, "REFUSED AT START") ||
+		!strings.Contains(out, want) {
+		t.Fatalf("admin status:\n%s\nwant %q", out, want)
+	}
+	if out := status(`{"ready":true}`); strings.Contains(out, "REFUSED") {
+		t.Fatalf("admin status after a start that refused nothing:\n%s", out)
+	}
+}
+
 // TestAdminCLIRefusesAnAddrThatIsNotHostPort: an --addr (or
 // $FIXVENUE_ADMIN_ADDR) no call could use is a usage error naming it, with
 // nothing sent: one with a path or a query was called as part of the
