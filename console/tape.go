@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/marketdata"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -200,8 +201,8 @@ func (t *Tape) Command(cmd []byte) {
 	var n commandNote
 	switch tid {
 	case venue.OperatorCommandTemplateID:
-		var c venue.OperatorCommand
-		if c.WrapDecode(cmd, 0) != nil {
+		c, ok := core.DecodeOperatorCommand(cmd) // a record of an earlier build too
+		if !ok {
 			return
 		}
 		switch c.Action() {

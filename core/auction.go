@@ -212,11 +212,28 @@ func (m *Matcher) unqueueMarket(oi orderIdx) {
 // to Open or Closed while the book holds a call's orders uncrosses first;
 // entering a call remembers its phase; leaving a volatility auction by
 // another way stops its timer.
-func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus) {
+//
+// Moving the opening call (in it, halted in it or in its extension) to the
+// closing call, or the closing call to the opening call, ends it as a
+// venue ends a call: with between (an OperatorCommand's
+// UncrossBetweenCalls) it uncrosses to where it would end (Open, Closed:
+// afterCall), its stops run as after any uncross, and the instrument then
+// enters the new call. Without it (a command from before the flag, or a
+// SetTradingStatus command) the first call's time in force expires, its
+// book stays for the new call, and no uncross runs: so those records
+// replay. A volatility auction that a call meets has no time in force of
+// its own and no call it was entered for: its book becomes the call's
+// either way (see "Auctions" in doc.go).
+func (m *Matcher) changeStatus(in *instrument, status venue.TradingStatus, between bool) {
 	a := &in.auction
 	if a.phase != 0 && (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) {
 		m.uncross(in, status)
 		return
+	}
+	if between && phaseTIF(a.phase) != venue.TimeInForceDay && phaseTIF(status) != venue.TimeInForceDay && a.phase != status {
+		// The stops it runs may interrupt into a volatility auction: the
+		// new call meets it as any other.
+		m.uncross(in, a.afterCall())
 	}
 	a.endNs = 0
 	if IsCall(status) {
@@ -741,7 +758,7 @@ func (m *Matcher) interrupts(in *instrument, oi orderIdx, px, ref int64) bool {
 		return false
 	}
 	m.emitVolatilityInterruption(in, m.pool.orders[oi].orderID, px, ref, m.nowNs+in.auction.volAuctionNs)
-	m.changeStatus(in, venue.TradingStatusVolatilityAuction)
+	m.changeStatus(in, venue.TradingStatusVolatilityAuction, false)
 	return true
 }
 

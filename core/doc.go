@@ -239,7 +239,27 @@
 // icebergs' reserves; they trade slice by slice, refilled at the back of
 // their level as in continuous trading. Self-trade prevention does not
 // apply in an uncross. A halt keeps the call's orders: opening or
-// closing from it uncrosses. Stops elected by an opening or volatility
+// closing from it uncrosses.
+//
+// Moving the opening call to the closing call, or the closing call to the
+// opening call, with an OperatorCommand that carries UncrossBetweenCalls
+// (the control plane sets it on every status change: the schedule's
+// closing call that meets an operator's pre-open, an operator's resume
+// into the group's call) ends the first call as opening or closing it
+// would: its uncross (AuctionUncrossed, the trades, the market orders
+// left over cancelled, its time in force expired), the status it ends in
+// (Open after the opening call, the stops it elects run; Closed after the
+// closing call, they wait for the open), then the second call, its own
+// TradingStatusChanged. So from the call, from a halt in it, or from its
+// extension, which ends then; the uncross is not extended. A volatility auction that a call meets has no time in force and no call
+// its orders were entered for: its book and waiting market orders become
+// the call's, its timer stops, and the call's end uncrosses them, with or
+// without the flag. A command without the flag (an earlier build's record,
+// or a SetTradingStatus command) does what it did: the first call's time
+// in force expires, with no uncross, and its book, crossed or not, stays
+// for the second call.
+//
+// Stops elected by an opening or volatility
 // uncross run at once; after a closing uncross they wait, elected, until
 // the instrument opens. Stops elected before an uncross to Open (by the
 // close, or left waiting when a volatility interruption stopped their
@@ -320,7 +340,10 @@
 // within the levels its configured band allocated, when every resting
 // order, and the stop price of every stop order, stays inside it (stop
 // prices do not move with the band). It names the operator and the reason, so the journal is the audit
-// trail. It is answered by one OperatorResult, after the events it caused
+// trail. Its flags say how the build that wrote it applies it
+// (UncrossBetweenCalls: "Auctions"); a record from before they were
+// appended has the shorter block and replays with none (widened;
+// DecodeOperatorCommand and AppendText read it so too). It is answered by one OperatorResult, after the events it caused
 // (TradingStatusChanged, OrderCancelled). A command that names an unknown
 // instrument or session, or asks for a status the instrument already has,
 // changes nothing and is answered with the reason (UnknownInstrument,
@@ -399,7 +422,7 @@
 // events); RiskSetLimit changes one limit. Both carry the operator and the
 // reason for the journal, which the matcher does not read; a record from
 // before those fields were appended replays with them empty
-// (riskWidened). Each answers RiskControlResult;
+// (widened). Each answers RiskControlResult;
 // an invalid value, an unknown session, account or instrument, or a limit
 // that the figures already pass is refused and changes nothing. The value
 // RiskLimitRemove removes a limit: a subject's is then none, and an

@@ -37,6 +37,8 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 //	status s=1 id=b1 [order=N] [side=] [instr=]
 //	disconnect s=1 [cod=false]
 //	trading-status instr=ACME status=open|halted|closed|N
+//	phase|operator-status instr=ACME status=opening-call|open|closing-call|closed|N [old=true]
+//	    (an OperatorCommand SetPhaseStatus or SetTradingStatus as this build writes it; old=true: an earlier build's record)
 //	eod | tick | snapshot-cmd | snapshot-restore | book [instr=] | garbage hex=...
 //
 // Every command may set t=NS (the clock; otherwise it advances by 1 per
@@ -331,9 +333,17 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 		cmd = encodeTradingStatus(s.buf[:], s.seq, s.now, s.instrument(a), parseTradingStatus(a.str("status", "open")))
 	case "eod":
 		cmd = encodeEndOfDay(s.buf[:], s.seq, s.now)
-	case "phase": // the schedule's phase change, or an operator's for a group
-		cmd = encodeOperator(s.buf[:], operatorArgs{seq: s.seq, ts: s.now, action: venue.OperatorActionTypeSetPhaseStatus,
-			status: parseTradingStatus(a.str("status", "open")), instrument: s.instrument(a)})
+	case "phase", "operator-status":
+		// The schedule's phase change, or an operator's for a group; an
+		// operator's status for an instrument. As this build's control plane
+		// writes them, or with old=true as an earlier build's record.
+		oa := operatorArgs{seq: s.seq, ts: s.now, action: venue.OperatorActionTypeSetPhaseStatus,
+			status: parseTradingStatus(a.str("status", "open")), instrument: s.instrument(a),
+			flags: venue.OperatorFlagsUncrossBetweenCalls, old: a.str("old", "false") == "true"}
+		if name == "operator-status" {
+			oa.action = venue.OperatorActionTypeSetTradingStatus
+		}
+		cmd = encodeOperator(s.buf[:], oa)
 	case "operator-cancel": // an operator's cancel of one order: by order= (in any session, or fs=), or by id= in session s=
 		fs := uint16(a.int("fs", massCancelAnySession))
 		if _, byID := a.get("id"); byID {

@@ -44,8 +44,9 @@ type Matcher struct {
 	qty quantityLedger
 
 	risk riskState
-	// riskWiden holds an older risk command widened to today's block (riskWidened).
-	riskWiden [venue.MessageHeaderSize + venue.RiskSetLimitBlockLength]byte
+	// widen holds an older command widened to today's block (widened).
+	widen [venue.MessageHeaderSize + max(venue.RiskSetLimitBlockLength, venue.RiskControlBlockLength,
+		venue.OperatorCommandBlockLength)]byte
 
 	// The command being applied.
 	sink     EventSink
@@ -308,7 +309,7 @@ func (m *Matcher) applySetTradingStatus(cmd []byte) error {
 		return ErrInvalidCommand
 	}
 	m.begin(c.Seq(), c.TimestampNs())
-	m.changeStatus(&m.instruments[ii], c.Status())
+	m.changeStatus(&m.instruments[ii], c.Status(), false) // the command has no flags: as it always did
 	return nil
 }
 

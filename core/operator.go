@@ -2,6 +2,19 @@ package core
 
 import "github.com/fixvenue/fixvenue/sbe/venue"
 
+// operatorCommandBlockBefore is OperatorCommand's block before flags was
+// appended. A journal written then still replays (widened): its status
+// changes, with no flag, move a call to the other call as they did then
+// (changeStatus).
+const operatorCommandBlockBefore = 136
+
+// DecodeOperatorCommand decodes an OperatorCommand of any build, as the
+// matcher applies it: a record from before flags was appended is read
+// from a copy widened with no flag. It reports false for anything else.
+func DecodeOperatorCommand(cmd []byte) (venue.OperatorCommand, bool) {
+	return venue.DecodeOperatorCommand(widened(nil, cmd, operatorCommandBlockBefore, venue.OperatorCommandBlockLength))
+}
+
 // applyOperatorCommand applies an OperatorCommand: an action of an operator
 // or of the trading schedule, journaled with who did it and why (see
 // "Operator commands" in doc.go). Unlike SetTradingStatus, a command that
@@ -11,17 +24,18 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // journal too.
 func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 	var c venue.OperatorCommand
-	if err := c.WrapDecode(cmd, 0); err != nil {
+	if err := c.WrapDecode(widened(m.widen[:0], cmd, operatorCommandBlockBefore, venue.OperatorCommandBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
 	var reason venue.RejectReason
 	var count uint32
+	between := c.Flags().Has(venue.OperatorFlagsUncrossBetweenCalls)
 	switch c.Action() {
 	case venue.OperatorActionTypeSetTradingStatus:
-		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), false)
+		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), false, between)
 	case venue.OperatorActionTypeSetPhaseStatus:
-		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), true)
+		reason, count = m.operatorSetStatus(c.InstrumentID(), c.Status(), true, between)
 		m.phasePassedHalts(c.InstrumentID(), reason)
 	case venue.OperatorActionTypeEndOfDay:
 		count = m.endOfDay()
@@ -51,8 +65,9 @@ func (m *Matcher) applyOperatorCommand(cmd []byte) error {
 // an operator lifts a halt. It also leaves a volatility auction, or a
 // call's extension, that its time will end in that status to run, as one
 // already there (a phase change sent again must change nothing): an
-// operator's status for the instrument ends it early.
-func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingStatus, keepHalted bool) (venue.RejectReason, uint32) {
+// operator's status for the instrument ends it early. between is the
+// command's UncrossBetweenCalls (changeStatus).
+func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingStatus, keepHalted, between bool) (venue.RejectReason, uint32) {
 	if !status.Valid() {
 		return venue.RejectReasonInvalidTransition, 0
 	}
@@ -67,7 +82,7 @@ func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingSta
 		if keepHalted && m.instruments[ii].status == venue.TradingStatusHalted {
 			return venue.RejectReasonInstrumentHalted, 0
 		}
-		m.setStatusBy(&m.instruments[ii], status, keepHalted)
+		m.setStatusBy(&m.instruments[ii], status, keepHalted, between)
 		return venue.RejectReasonNone, 1
 	}
 	var changed uint32
@@ -76,7 +91,7 @@ func (m *Matcher) operatorSetStatus(instrumentID uint32, status venue.TradingSta
 		if in.status == status || (keepHalted && (in.status == venue.TradingStatusHalted || in.auctionEndsIn(status))) {
 			continue
 		}
-		m.setStatusBy(in, status, keepHalted)
+		m.setStatusBy(in, status, keepHalted, between)
 		changed++
 	}
 	if changed == 0 {
@@ -195,12 +210,13 @@ func (m *Matcher) operatorResult(action venue.OperatorActionType, reason venue.R
 // (the schedule's, or an operator's for a group) to Open or Closed extends
 // a call that would uncross outside the dynamic band instead (extendCall);
 // an operator's status for the instrument itself ends a call, or its
-// extension, now.
-func (m *Matcher) setStatusBy(in *instrument, status venue.TradingStatus, phase bool) {
+// extension, now. A call that a change to the other call ends (between)
+// is not extended: the next call is due.
+func (m *Matcher) setStatusBy(in *instrument, status venue.TradingStatus, phase, between bool) {
 	if phase && (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) && m.extendCall(in) {
 		return
 	}
-	m.changeStatus(in, status)
+	m.changeStatus(in, status, between)
 }
 
 // phasePassedHalts makes the instruments whose halt a phase change passed

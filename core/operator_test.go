@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -17,6 +18,10 @@ type operatorArgs struct {
 	session    uint16
 	instrument uint32
 	account    string
+	flags      venue.OperatorFlags
+	// old writes the record an earlier build wrote: the block before flags
+	// was appended (operatorCommandBlockBefore), flags none.
+	old bool
 }
 
 func encodeOperator(buf []byte, a operatorArgs) []byte {
@@ -30,7 +35,18 @@ func encodeOperator(buf []byte, a operatorArgs) []byte {
 	mustEncode(c.SetAccountString(a.account))
 	mustEncode(c.SetOperatorString("alice"))
 	mustEncode(c.SetReasonString("test"))
+	if a.old {
+		return asOldOperator(buf[:c.EncodedLength()])
+	}
+	c.SetFlags(a.flags)
 	return buf[:c.EncodedLength()]
+}
+
+// asOldOperator makes an encoded OperatorCommand the record an earlier
+// build wrote: the block before flags was appended.
+func asOldOperator(cmd []byte) []byte {
+	binary.LittleEndian.PutUint16(cmd, operatorCommandBlockBefore)
+	return cmd[:venue.MessageHeaderSize+operatorCommandBlockBefore]
 }
 
 // encodeOperatorCancel encodes an operator's OperatorCancelOrder: by
@@ -341,5 +357,27 @@ func TestOperatorSetBandKeepsOrderNotionalInRange(t *testing.T) {
 	}
 	if r := setBand(t, m, 3, 121, 25); r.Reason() != venue.RejectReasonInvalidPriceBand {
 		t.Fatalf("band [91, 151] with max_qty %d: %s", maxQty, r.Reason())
+	}
+}
+
+// TestOldOperatorCommandReadsWithoutFlags: a record an earlier build wrote,
+// whose block ends before flags, which the generated decoder refuses, is
+// read by DecodeOperatorCommand and AppendText as the matcher applies it:
+// every field as written, flags none.
+func TestOldOperatorCommandReadsWithoutFlags(t *testing.T) {
+	var buf [cmdSlotSize]byte
+	cmd := encodeOperator(buf[:], operatorArgs{seq: 7, action: venue.OperatorActionTypeSetPhaseStatus,
+		status: venue.TradingStatusClosingCall, instrument: 1, old: true})
+	if _, ok := venue.DecodeOperatorCommand(cmd); ok {
+		t.Fatal("the generated decoder took a block shorter than its own")
+	}
+	c, ok := DecodeOperatorCommand(cmd)
+	if !ok || c.Seq() != 7 || c.Status() != venue.TradingStatusClosingCall || c.InstrumentID() != 1 ||
+		string(c.Operator()) != "alice" || c.Flags() != 0 {
+		t.Fatalf("decoded %v (ok %v)", c, ok)
+	}
+	text, err := AppendText(nil, cmd, 0)
+	if err != nil || !bytes.Contains(text, []byte("SetPhaseStatus")) {
+		t.Fatalf("text %q: %v", text, err)
 	}
 }

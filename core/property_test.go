@@ -728,8 +728,17 @@ func (g *commandGen) operator() []byte {
 		}
 		a.action = venue.OperatorActionType(200)
 	}
-	g.last = fmt.Sprintf("operator %+v ref %d pct %d", a, ref, pct)
-	return withBand(encodeOperator(g.buf[:], a), ref, pct)
+	// As this build's control plane writes it, or (one in three, by seq, so
+	// that no draw moves the seeds' streams) as an earlier build did: both
+	// replay, each its way (changeStatus).
+	a.flags = venue.OperatorFlagsUncrossBetweenCalls
+	old := g.seq%3 == 0
+	g.last = fmt.Sprintf("operator %+v old %v ref %d pct %d", a, old, ref, pct)
+	cmd := withBand(encodeOperator(g.buf[:], a), ref, pct)
+	if old {
+		return asOldOperator(cmd)
+	}
+	return cmd
 }
 
 // addInstrument lists an instrument: a new one (refused: the property

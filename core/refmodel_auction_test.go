@@ -107,7 +107,7 @@ func (m *refModel) interrupts(o *refOrder, px, ref int64) bool {
 	e.SetBandHighTicks(ref + band)
 	e.SetAuctionEndNs(m.now + m.volAuctionNs(in))
 	m.sink.Commit()
-	m.setStatus(in, venue.TradingStatusVolatilityAuction)
+	m.setStatus(in, venue.TradingStatusVolatilityAuction, false)
 	return true
 }
 
@@ -167,12 +167,20 @@ func (m *refModel) volAuctionNs(in *refInstrument) int64 {
 }
 
 // setStatus moves an instrument to a status: to Open or Closed from a call
-// (or a halted call) through an uncross.
-func (m *refModel) setStatus(in *refInstrument, status venue.TradingStatus) {
+// (or a halted call) through an uncross. The opening call (or the closing
+// call) moved to the other call by a command that says so (between) ends
+// with its uncross, to Open (Closed), before the other begins; without it
+// the first call's time in force expires and its book stays.
+func (m *refModel) setStatus(in *refInstrument, status venue.TradingStatus, between bool) {
 	a := &in.auction
 	if a.phase != 0 && (status == venue.TradingStatusOpen || status == venue.TradingStatusClosed) {
 		m.uncross(in, status)
 		return
+	}
+	ends := map[venue.TradingStatus]venue.TradingStatus{venue.TradingStatusOpeningCall: venue.TradingStatusOpen,
+		venue.TradingStatusClosingCall: venue.TradingStatusClosed}
+	if next, ok := ends[a.phase]; ok && between && a.phase != status && ends[status] != 0 {
+		m.uncross(in, next)
 	}
 	a.endNs = 0
 	if refIsCall(status) {

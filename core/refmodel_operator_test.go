@@ -15,9 +15,9 @@ func (m *refModel) operator(c *venue.OperatorCommand) {
 	reason, count := venue.RejectReasonNone, uint32(0)
 	switch c.Action() {
 	case venue.OperatorActionTypeSetTradingStatus:
-		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), false)
+		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), false, c.Flags().Has(venue.OperatorFlagsUncrossBetweenCalls))
 	case venue.OperatorActionTypeSetPhaseStatus:
-		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), true)
+		reason, count = m.operatorStatus(c.InstrumentID(), c.Status(), true, c.Flags().Has(venue.OperatorFlagsUncrossBetweenCalls))
 	case venue.OperatorActionTypeEndOfDay:
 		for _, o := range m.live {
 			if refDayLimited(o.tif) {
@@ -135,7 +135,7 @@ func (m *refModel) leastClOrdID(orderID uint64, rec *refRecord) string {
 // and a command that changes nothing is refused. A phase change
 // (keepHalted) leaves a halted instrument halted; naming one is refused
 // with InstrumentHalted.
-func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus, keepHalted bool) (venue.RejectReason, uint32) {
+func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus, keepHalted, between bool) (venue.RejectReason, uint32) {
 	if !status.Valid() {
 		return venue.RejectReasonInvalidTransition, 0
 	}
@@ -161,7 +161,7 @@ func (m *refModel) operatorStatus(id uint32, status venue.TradingStatus, keepHal
 		if in := m.instruments[cfg.ID]; (id == 0 || id == cfg.ID) && in.status != status &&
 			!(keepHalted && (in.status == venue.TradingStatusHalted || endsIn(in))) {
 			if !keepHalted || !m.extends(in, status) { // only a phase change extends a call
-				m.setStatus(in, status)
+				m.setStatus(in, status, between)
 			}
 			changed++
 		}

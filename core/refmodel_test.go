@@ -140,7 +140,7 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 			return false
 		}
 		m.start(c.Seq(), c.TimestampNs())
-		m.setStatus(in, c.Status())
+		m.setStatus(in, c.Status(), false)
 		ok = true
 	case venue.EndOfDayTemplateID:
 		ok = run(m, cmd, func(*venue.EndOfDay) { m.endOfDay() })
@@ -153,6 +153,10 @@ func (m *refModel) apply(cmd []byte, sink *BufferSink) bool {
 	case venue.RiskControlTemplateID:
 		ok = run(m, asOfToday(cmd, 36, venue.RiskControlBlockLength), m.riskControl)
 	case venue.OperatorCommandTemplateID:
+		// An earlier build's record lacks the flags byte: read it as none.
+		if len(cmd) == venue.MessageHeaderSize+136 && cmd[0] == 136 && cmd[1] == 0 {
+			cmd = append([]byte{byte(venue.OperatorCommandBlockLength), 0}, append(cmd[2:], 0)...)
+		}
 		ok = run(m, cmd, m.operator)
 	case venue.OperatorCancelOrderTemplateID:
 		ok = run(m, cmd, m.operatorCancel)

@@ -16,34 +16,38 @@ import (
 // trail; the matcher does not read them.
 
 // The risk commands' blocks before operator and reason were appended to
-// them. A journal written then still replays: riskWidened gives such a
+// them. A journal written then still replays: widened gives such a
 // record the current block, the new fields empty.
 const (
 	riskSetLimitBlockBefore = 48
 	riskControlBlockBefore  = 36
 )
 
-// riskWidened returns cmd, or, when its acting block is at least before but
-// shorter than block (a record from before the fields were appended), a
-// copy in m.riskWiden with the block widened by zeros.
-func (m *Matcher) riskWidened(cmd []byte, before, block int) []byte {
+// widened returns cmd, or, when its acting block is at least before but
+// shorter than block (a record from before fields were appended), cmd with
+// the block widened by zeros: in dst when it has room (the matcher's
+// m.widen, so that a replay does not allocate), else in a new slice.
+func widened(dst, cmd []byte, before, block int) []byte {
 	if len(cmd) < venue.MessageHeaderSize {
 		return cmd
 	}
 	acting := int(binary.LittleEndian.Uint16(cmd))
-	if acting < before || acting >= block || venue.MessageHeaderSize+acting > len(cmd) ||
-		venue.MessageHeaderSize+block > len(m.riskWiden) {
+	if acting < before || acting >= block || venue.MessageHeaderSize+acting > len(cmd) {
 		return cmd
 	}
-	n := copy(m.riskWiden[:], cmd[:venue.MessageHeaderSize+acting])
-	clear(m.riskWiden[n : venue.MessageHeaderSize+block])
-	binary.LittleEndian.PutUint16(m.riskWiden[:], uint16(block))
-	return m.riskWiden[:venue.MessageHeaderSize+block]
+	n := venue.MessageHeaderSize + block
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	clear(dst[copy(dst, cmd[:venue.MessageHeaderSize+acting]):])
+	binary.LittleEndian.PutUint16(dst, uint16(block))
+	return dst
 }
 
 func (m *Matcher) applyRiskSetLimit(cmd []byte) error {
 	var c venue.RiskSetLimit
-	if err := c.WrapDecode(m.riskWidened(cmd, riskSetLimitBlockBefore, venue.RiskSetLimitBlockLength), 0); err != nil {
+	if err := c.WrapDecode(widened(m.widen[:0], cmd, riskSetLimitBlockBefore, venue.RiskSetLimitBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())
@@ -196,7 +200,7 @@ func (c *riskCell) setLimit(limit venue.RiskLimit, value int64) {
 
 func (m *Matcher) applyRiskControl(cmd []byte) error {
 	var c venue.RiskControl
-	if err := c.WrapDecode(m.riskWidened(cmd, riskControlBlockBefore, venue.RiskControlBlockLength), 0); err != nil {
+	if err := c.WrapDecode(widened(m.widen[:0], cmd, riskControlBlockBefore, venue.RiskControlBlockLength), 0); err != nil {
 		return err
 	}
 	m.begin(c.Seq(), c.TimestampNs())

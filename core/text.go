@@ -12,10 +12,15 @@ import (
 // removal reads value=none, as the admin API writes it: the number the
 // command and its RiskControlResult carry for it, RiskLimitRemove, is the
 // matcher's stand-in for none (risk.go, riskNone), which means nothing to
-// an operator. What prints commands and events for people uses it:
+// an operator, and an OperatorCommand of an earlier build, whose block is
+// shorter, prints as the matcher reads it (flags none). What prints commands and events for people uses it:
 // `fixvenue journal dump`, `fixvenue events tail` and the export's JSON.
 func AppendText(dst, buf []byte, off int) ([]byte, error) {
 	start := len(dst)
+	if id, err := venue.TemplateIDOf(buf, off); err == nil && id == venue.OperatorCommandTemplateID {
+		// A record of an earlier build prints as the matcher reads it.
+		buf, off = widened(nil, buf[off:], operatorCommandBlockBefore, venue.OperatorCommandBlockLength), 0
+	}
 	out, err := venue.AppendText(dst, buf, off)
 	if err != nil || !removesLimit(buf, off) {
 		return out, err

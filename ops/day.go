@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/core/pipeline"
 	"github.com/fixvenue/fixvenue/internal/durable"
 	"github.com/fixvenue/fixvenue/journal"
@@ -1521,7 +1522,7 @@ func (o *Ops) endOfDayJournaled(reason string) bool {
 		if rec.Seq < p.FromSeq {
 			continue
 		}
-		c, ok := venue.DecodeOperatorCommand(rec.Payload)
+		c, ok := core.DecodeOperatorCommand(rec.Payload) // a record of an earlier build too
 		if ok && c.Action() == venue.OperatorActionTypeEndOfDay && string(c.Operator()) == OperatorSchedule &&
 			bytes.Equal(c.Reason(), want) {
 			return true

@@ -6,7 +6,10 @@
 // any client command, so it is journaled before it takes effect, replayed
 // after a restart, and names the operator (an admin token's operator, or
 // "schedule") and the reason: the journal is the audit trail (`fixvenue
-// journal dump` prints it). Ops never reads or writes the matcher's state
+// journal dump` prints it). A status change (SetTradingStatus,
+// SetPhaseStatus) carries the flag UncrossBetweenCalls: a call it moves to
+// the other call ends with its uncross first ("Auctions" in core/doc.go),
+// which records of earlier builds, without it, did not. Ops never reads or writes the matcher's state
 // from another goroutine: the Monitor is an event-ring consumer that keeps
 // statuses, best bid and offer and resting orders from events,
 // seeded once from the matcher before the pipeline starts (on a cluster's

@@ -829,6 +829,11 @@ func (a Action) encode(stampNs func() int64) func(slot []byte, cmdSeq uint64) er
 		_ = c.SetReasonString(a.Reason)
 		c.SetRefPriceTicks(a.RefPriceTicks)
 		c.SetBandPercent(a.BandPercent)
+		if a.Kind == venue.OperatorActionTypeSetTradingStatus || a.Kind == venue.OperatorActionTypeSetPhaseStatus {
+			// A call that a status moves to the other call uncrosses first
+			// (core's changeStatus); the records of earlier builds lack it.
+			c.SetFlags(venue.OperatorFlagsUncrossBetweenCalls)
+		}
 		return nil
 	}
 }

@@ -161,3 +161,39 @@ func TestFirstStartPhasesNotSetAreSetAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestClosingCallUncrossesAnOperatorsPreOpen: an operator puts the open
+// group back into the pre-open (POST /v1/phase), and the schedule's closing
+// call comes before anyone opens it. The opening call ends with its
+// uncross, as the open would end it: the crossing orders trade in the
+// opening auction (625=2), the order at the opening left over expires, and
+// ACME enters the closing call with its book empty. The closing call
+// expired the order at the opening, never traded the others and took the
+// crossed book into the closing call.
+func TestClosingCallUncrossesAnOperatorsPreOpen(t *testing.T) {
+	t.Parallel()
+	clock := newDayClock()
+	clock.at(2500 * time.Millisecond)
+	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()+closingCallDay), Options{Now: clock.now})
+	waitStatus(t, s, "ACME", "Open", readWait)
+	c := logon(t, s, "CLIENT1", true)
+	clock.at(3 * time.Second)
+	if code := adminCall(t, s, "POST", "/v1/phase", aliceToken, `{"reason":"late news","group":"all","phase":"pre_open"}`, nil); code != 200 {
+		t.Fatalf("pre-open: %d", code)
+	}
+	waitStatus(t, s, "ACME", "OpeningCall", readWait)
+	sendOrder(t, c, order{id: "opg-buy", side: "1", qty: "10", px: "100.50"})
+	sendOrder(t, c, order{id: "opg-sell", side: "2", qty: "10", px: "100.00"})
+	sendOrder(t, c, order{id: "at-open", side: "1", qty: "1", px: "99.00", tif: "2"})
+	expectER(t, c, map[int]string{11: "opg-buy", 150: "0"})
+	expectER(t, c, map[int]string{11: "opg-sell", 150: "0"})
+	expectER(t, c, map[int]string{11: "at-open", 150: "0", 59: "2"})
+	clock.at(6500 * time.Millisecond) // the schedule's closing call
+	expectER(t, c, map[int]string{11: "opg-buy", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "opg-sell", 150: "F", 39: "2", 31: "100.00", 32: "10", 625: "2"})
+	expectER(t, c, map[int]string{11: "at-open", 150: "C", 39: "C"})
+	waitStatus(t, s, "ACME", "ClosingCall", readWait)
+	if st := instrumentsOf(t, s)["ACME"]; st.Bid != "" || st.Ask != "" {
+		t.Fatalf("the closing call took a book from the opening call: %+v", st)
+	}
+}

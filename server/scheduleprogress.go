@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fixvenue/fixvenue/config"
+	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
 	"github.com/fixvenue/fixvenue/schedule"
@@ -201,7 +202,7 @@ func (p *scheduleProgress) Command(cmd []byte) {
 		}
 		return
 	}
-	c, ok := venue.DecodeOperatorCommand(cmd)
+	c, ok := core.DecodeOperatorCommand(cmd) // a record of an earlier build too
 	if !ok {
 		return
 	}

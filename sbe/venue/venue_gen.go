@@ -1203,6 +1203,45 @@ func (v OperatorActionType) Valid() bool {
 	return false
 }
 
+// OperatorFlags is the bit set "OperatorFlags", encoded as uint8.
+// How the build that wrote an OperatorCommand applies it.
+type OperatorFlags uint8
+
+// The choices of OperatorFlags, one bit each.
+const (
+	OperatorFlagsUncrossBetweenCalls OperatorFlags = 1 << 0
+)
+
+// Has reports whether every bit of f is set in v.
+func (v OperatorFlags) Has(f OperatorFlags) bool { return v&f == f }
+
+// Valid reports whether v sets only bits the schema defines.
+func (v OperatorFlags) Valid() bool { return v&^(OperatorFlagsUncrossBetweenCalls) == 0 }
+
+// String lists the choices set in v, separated by |; undefined bits are
+// written as bitN, and the empty set as "none".
+func (v OperatorFlags) String() string {
+	if v == 0 {
+		return "none"
+	}
+	var s string
+	for bit := 0; bit < 8; bit++ {
+		if v&(1<<bit) == 0 {
+			continue
+		}
+		name := "bit" + strconv.Itoa(bit)
+		switch OperatorFlags(1) << bit {
+		case OperatorFlagsUncrossBetweenCalls:
+			name = "UncrossBetweenCalls"
+		}
+		if s != "" {
+			s += "|"
+		}
+		s += name
+	}
+	return s
+}
+
 // OperatorNameLength is the length in bytes of the char array type "OperatorName".
 const OperatorNameLength = 16
 
@@ -3856,7 +3895,7 @@ func (m *Tick) String() string { return string(m.AppendText(nil)) }
 // The constants of message "OperatorCommand".
 const (
 	OperatorCommandTemplateID  uint16 = 11
-	OperatorCommandBlockLength int    = 136
+	OperatorCommandBlockLength int    = 137
 	// OperatorCommandEncodedLength is the header plus the block.
 	OperatorCommandEncodedLength int = MessageHeaderSize + OperatorCommandBlockLength
 )
@@ -3876,6 +3915,7 @@ const (
 	OperatorCommandReasonOffset           int = 56  // char[64]
 	OperatorCommandRefPriceTicksOffset    int = 120 // int64
 	OperatorCommandBandPercentOffset      int = 128 // int64
+	OperatorCommandFlagsOffset            int = 136 // OperatorFlags (uint8)
 )
 
 // OperatorCommand is a flyweight over message "OperatorCommand" (template 11, a command).
@@ -3938,8 +3978,8 @@ func OverwriteOperatorCommand(buf []byte) (m OperatorCommand, ok bool) {
 		return OperatorCommand{}, false
 	}
 	m.buf = (*[MessageHeaderSize + OperatorCommandBlockLength]byte)(buf)
-	// The header as one word: blockLength 136, templateId 11, schemaId 1, version 0.
-	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000b0088)
+	// The header as one word: blockLength 137, templateId 11, schemaId 1, version 0.
+	binary.LittleEndian.PutUint64(m.buf[:MessageHeaderSize], 0x1000b0089)
 	return m, true
 }
 
@@ -4175,6 +4215,20 @@ func (m OperatorCommand) SetBandPercent(v int64) {
 	binary.LittleEndian.PutUint64(b[136:144], uint64(v))
 }
 
+// Flags reads field "flags" (id 12) at offset 136 (uint8).
+//
+// Appended; a record written before has none (core widens it). SetTradingStatus and SetPhaseStatus with UncrossBetweenCalls: a status that moves the opening call to the closing call, or back, uncrosses the first call before the second begins.
+func (m OperatorCommand) Flags() OperatorFlags {
+	b := m.buf
+	return OperatorFlags(b[144])
+}
+
+// SetFlags writes field "flags" (id 12).
+func (m OperatorCommand) SetFlags(v OperatorFlags) {
+	b := m.buf
+	b[144] = uint8(v)
+}
+
 // AppendText appends m as one line of text: "OperatorCommand", then name=value for
 // every field in schema order (the schema's names; see the package doc
 // for how each kind of value is written).
@@ -4202,6 +4256,8 @@ func (m *OperatorCommand) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(m.RefPriceTicks()), 10)
 	dst = append(dst, " bandPercent="...)
 	dst = strconv.AppendInt(dst, int64(m.BandPercent()), 10)
+	dst = append(dst, " flags="...)
+	dst = append(dst, m.Flags().String()...)
 	return dst
 }
 
