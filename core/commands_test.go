@@ -63,7 +63,7 @@ type orderRefArgs struct {
 	orderID     uint64
 	clOrdID     string
 	origClOrdID string
-	checks      uint8 // a CancelOrder's checks (CancelMatchesOrder, CancelRemembersClOrdID)
+	checks      uint8 // a CancelOrder's checks (CancelMatchesOrder, CancelRemembersClOrdID) or an OrderStatusRequest's (StatusMatchesSide)
 }
 
 func encodeCancel(buf []byte, a *orderRefArgs) []byte {
@@ -126,6 +126,7 @@ func encodeStatus(buf []byte, a *orderRefArgs) []byte {
 	mustEncode(c.WrapEncode(buf, 0))
 	stampCmd(c, a.seq, a.ts)
 	setOrderRef(c, a.session, a.side, a.instrument, a.orderID, a.clOrdID)
+	c.SetChecks(a.checks)
 	return buf[:c.EncodedLength()]
 }
 

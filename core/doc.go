@@ -139,7 +139,12 @@
 // ClOrdID, ReplacePossResend) answers
 // live and finished orders until EndOfDay, a replaced ClOrdID with the
 // order's current state under its current ClOrdID, else ordStatus Unknown
-// with reason UnknownOrder. The answer carries a stop's stop price, a GTD
+// with reason UnknownOrder. With StatusMatchesSide in its checks (every
+// status request the gateway journals) a request whose side is not the
+// order's is answered ordStatus Unknown with reason
+// UnsupportedOrderCharacteristic, echoing the request: Side identifies the
+// order as ClOrdID does in FIX 4.4; requests journaled before the check
+// replay as they did. The answer carries a stop's stop price, a GTD
 // order's expire time, an iceberg's maxFloorQty and the flags PostOnly and
 // Iceberg, a finished order's too: its record keeps them (recordTerms; FIX
 // 4.4 requires the first two on every report of such an order, and the

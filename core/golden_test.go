@@ -34,7 +34,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=] [checks=N (CancelMatchesOrder 1, CancelRemembersClOrdID 2)]
 //	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=] [flags=N]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
-//	status s=1 id=b1 [order=N] [side=] [instr=]
+//	status s=1 id=b1 [order=N] [side=] [instr=] [checks=N (StatusMatchesSide 1)]
 //	disconnect s=1 [cod=false]
 //	trading-status instr=ACME status=open|halted|closed|N
 //	phase|operator-status instr=ACME status=opening-call|open|closing-call|closed|N [old=true]
@@ -325,7 +325,7 @@ func (s *script) command(name string, a args, out *strings.Builder, touched map[
 		cmd = encodeMassCancel(s.buf[:], &ma)
 	case "status":
 		sa := orderRefArgs{seq: s.seq, ts: s.now, session: session, clOrdID: a.str("id", ""), orderID: uint64(a.int("order", 0)),
-			side: parseSide(a.str("side", "buy")), instrument: s.instrument(a)}
+			side: parseSide(a.str("side", "buy")), instrument: s.instrument(a), checks: uint8(a.int("checks", 0))}
 		cmd = encodeStatus(s.buf[:], &sa)
 	case "disconnect":
 		cmd = encodeDisconnect(s.buf[:], s.seq, s.now, session, a.str("cod", "true") == "true")

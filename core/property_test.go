@@ -637,6 +637,9 @@ func (g *commandGen) status() []byte {
 	if g.pct(5) {
 		a.orderID = uint64(g.rng.IntN(int(g.model.lastOrder) + 2))
 	}
+	if g.seq%2 == 0 { // half of them, drawing nothing from the stream the other tests' workloads come from
+		a.checks = StatusMatchesSide // as the gateway's status requests
+	}
 	g.last = fmt.Sprintf("status %+v", a)
 	return encodeStatus(g.buf[:], &a)
 }

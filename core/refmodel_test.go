@@ -1207,6 +1207,9 @@ func (m *refModel) cancelWhere(session uint16, instrument uint32, side uint8, ac
 
 func (m *refModel) status(c *venue.OrderStatusRequest) {
 	rec, reason := m.find(c.SessionIdx(), string(c.ClOrdID()), c.OrderID())
+	if rec != nil && reason != venue.RejectReasonOrderIDMismatch && c.Checks()&StatusMatchesSide != 0 && m.sideOf(rec) != c.Side() {
+		rec, reason = nil, venue.RejectReasonUnsupportedOrderCharacteristic // Side names the order too
+	}
 	if rec == nil || reason == venue.RejectReasonOrderIDMismatch {
 		var e venue.OrderStatus
 		m.begin(&e)
@@ -1222,6 +1225,20 @@ func (m *refModel) status(c *venue.OrderStatusRequest) {
 		return
 	}
 	m.statusOf(rec)
+}
+
+// sideOf is the side of the order a status request finds by rec: a
+// superseded ClOrdID's order is its current record's.
+func (m *refModel) sideOf(rec *refRecord) venue.Side {
+	if rec.status == venue.OrdStatusReplaced {
+		if cur, ok := m.records[m.current[rec.orderID]]; ok {
+			rec = cur
+		}
+	}
+	if rec.live {
+		return m.live[rec.orderID].side
+	}
+	return rec.side
 }
 
 func (m *refModel) statusOf(rec *refRecord) {

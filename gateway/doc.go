@@ -119,7 +119,14 @@
 // than its order's is refused likewise, the Text naming the field, the
 // order's value and the one asked (mismatch.go: a session's latest
 // changeAsksMax, 64, cancels and replaces are kept for that; the answer to
-// an older one lists what must match). A replace refused for a price
+// an older one lists what must match). A status request (35=H) whose Side
+// is not its order's names no order, Side identifying the order in FIX 4.4
+// as ClOrdID does: it is answered as one for an unknown order (103=5, the
+// Text saying the side is not the order's: statusSideText), a Side other
+// than buy or sell by the gateway, another by the matcher
+// (core.StatusMatchesSide, on every status request inbound publishes; the
+// one askAtBound publishes for a possible resend goes without it, as a
+// possible resend below the bound is answered whatever its Side). A replace refused for a price
 // outside the band names the band's edges, and StopPx when the stop price
 // is the one outside, as a new order's reject does. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. An

@@ -784,18 +784,25 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool
 		g.sendUnknownStatus(s, m, statusReqsFullText)
 		return
 	}
+	side, ok := parseSide(fieldBytes(m, tag.Side))
+	if !ok {
+		// Side identifies the order as ClOrdID does (FIX 4.4), and every
+		// order of the venue is a buy or a sell.
+		g.sendUnknownStatus(s, m, statusSideText(string(fieldBytes(m, tag.Side))))
+		return
+	}
 	seq, slot, rej := g.claim()
 	if rej != nil {
 		g.sendUnknownStatus(s, m, rej.text)
 		return
 	}
-	side, _ := parseSide(fieldBytes(m, tag.Side))
 	var cmd venue.OrderStatusRequest
 	_ = cmd.WrapEncode(slot, 0)
 	cmd.SetSeq(g.cfg.SeqBase + uint64(seq))
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(side)
+	cmd.SetChecks(core.StatusMatchesSide)
 	cmd.SetInstrumentID(inst.ID)
 	cmd.SetOrderID(orderID)
 	_ = cmd.SetClOrdID(clOrdID)
@@ -803,6 +810,17 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool
 		s.rememberStatusReq(int64(g.cfg.SeqBase)+seq, string(reqID))
 	}
 	g.publish(s, seq)
+}
+
+// statusSideText is the Text of a status request's unknown-order answer
+// when the order it names has another Side (54) than the one it gives:
+// Side identifies the order as ClOrdID does (FIX 4.4), so the request
+// names no order (onOrderStatus; inbound for a side the venue has none of).
+func statusSideText(side string) string {
+	if side == "" { // a session that does not validate lets it through
+		return "unknown order: no Side (54), which names the order with its ClOrdID (11) or OrderID (37)"
+	}
+	return "unknown order: Side (54) " + side + " is not the side of the order named"
 }
 
 // statusReqsMax bounds the OrdStatusReqIDs a session has waiting for their

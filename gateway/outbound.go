@@ -715,10 +715,14 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 	}
 	b := g.newER(e.InstrumentID())
 	if e.OrdStatus() == venue.OrdStatusUnknown {
+		text := RejectText(venue.RejectReasonUnknownOrder)
+		if e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic { // core.StatusMatchesSide
+			text = statusSideText(string(sideOf(e.Side())))
+		}
 		b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
 			exec(execTypeOrderStatus, ordStatusRejected).symbol().str(tag.Side, string(sideOf(e.Side()))).
 			str(tag.LeavesQty, "0").str(tag.CumQty, "0").str(tag.AvgPx, "0").
-			int(tag.OrdRejReason, int64(ordRejUnknownOrder)).str(tag.Text, RejectText(venue.RejectReasonUnknownOrder))
+			int(tag.OrdRejReason, int64(ordRejUnknownOrder)).str(tag.Text, text)
 	} else {
 		b.uint(tag.OrderID, e.OrderID()).bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
 			exec(execTypeOrderStatus, ordStatusOf(e.OrdStatus())).

@@ -2937,7 +2937,7 @@ const (
 	OrderStatusRequestTimestampNsOffset  int = 8  // int64
 	OrderStatusRequestSessionIdxOffset   int = 16 // uint16
 	OrderStatusRequestSideOffset         int = 18 // Side (uint8)
-	OrderStatusRequestReservedOffset     int = 19 // uint8
+	OrderStatusRequestChecksOffset       int = 19 // uint8
 	OrderStatusRequestInstrumentIDOffset int = 20 // uint32
 	OrderStatusRequestOrderIDOffset      int = 24 // uint64
 	OrderStatusRequestClOrdIDOffset      int = 32 // char[36]
@@ -3066,14 +3066,16 @@ func (m OrderStatusRequest) SetSide(v Side) {
 	b[26] = uint8(v)
 }
 
-// Reserved reads field "reserved" (id 5) at offset 19 (uint8).
-func (m OrderStatusRequest) Reserved() uint8 {
+// Checks reads field "checks" (id 5) at offset 19 (uint8).
+//
+// bit 0: the order's side must be this one (0 in requests journaled before the check existed).
+func (m OrderStatusRequest) Checks() uint8 {
 	b := m.buf
 	return b[27]
 }
 
-// SetReserved writes field "reserved" (id 5).
-func (m OrderStatusRequest) SetReserved(v uint8) {
+// SetChecks writes field "checks" (id 5).
+func (m OrderStatusRequest) SetChecks(v uint8) {
 	b := m.buf
 	b[27] = v
 }
@@ -3153,8 +3155,8 @@ func (m *OrderStatusRequest) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(m.SessionIdx()), 10)
 	dst = append(dst, " side="...)
 	dst = append(dst, m.Side().String()...)
-	dst = append(dst, " reserved="...)
-	dst = strconv.AppendUint(dst, uint64(m.Reserved()), 10)
+	dst = append(dst, " checks="...)
+	dst = strconv.AppendUint(dst, uint64(m.Checks()), 10)
 	dst = append(dst, " instrumentId="...)
 	dst = strconv.AppendUint(dst, uint64(m.InstrumentID()), 10)
 	dst = append(dst, " orderId="...)
