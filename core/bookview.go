@@ -240,6 +240,35 @@ func (m *Matcher) Order(orderID uint64) (OrderView, bool) {
 	return m.orderView(m.index.recs[ri].slot), true
 }
 
+// SupersededClOrdID is a ClOrdID a replace took from a live order: a
+// cancel or replace naming it addresses the order (locate finds it, and
+// its reject gives the order's OrderID and status).
+type SupersededClOrdID struct {
+	SessionIdx uint16
+	OrderID    uint64
+	ClOrdID    string
+}
+
+// SupersededClOrdIDs appends to dst the ClOrdIDs replaces have taken from
+// the orders still live since the last EndOfDay (which forgets them), in
+// the order they were given: what a view of the open orders kept from the
+// events holds beside their current ClOrdIDs (gateway, rejectCancel). It
+// reads every record of the day, once, at start-up.
+func (m *Matcher) SupersededClOrdIDs(dst []SupersededClOrdID) []SupersededClOrdID {
+	for ri := range m.index.recsUsed {
+		r := &m.index.recs[ri]
+		if r.ordStatus != venue.OrdStatusReplaced || r.slot != noOrder {
+			continue
+		}
+		// A done cancel's recorded ClOrdID is Replaced too, but its order has ended.
+		if cur := m.index.findOrder(r.orderID); cur == noRec || m.index.recs[cur].slot == noOrder {
+			continue
+		}
+		dst = append(dst, SupersededClOrdID{SessionIdx: r.sessionIdx, OrderID: r.orderID, ClOrdID: string(r.id())})
+	}
+	return dst
+}
+
 // OrderTerms is what an order is beyond what its Fill and OrderCancelled
 // events carry, as its OrderAccepted and OrderReplaced events last gave it:
 // the terms every report of the order repeats (gateway/doc.go).

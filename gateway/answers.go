@@ -125,14 +125,19 @@ func orderReject(req *quickfix.Message, rej *rejection) *quickfix.Message {
 // (FIX 4.4): the
 // open-order view's, which holds the answers to the session's earlier
 // commands once awaitEarlierAnswers returns, with its OrderID; Rejected
-// only for an order the view does not hold.
+// only for an order the view does not hold. An OrigClOrdID a replace has
+// superseded finds its order as the matcher's does (core/cancel.go,
+// locate), and the Text says so after the refusal's own (supersededNote).
 func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo venue.CxlRejResponseTo, rej *rejection) {
 	g.awaitEarlierAnswers(s)
 	field := func(t quickfix.Tag) []byte { return append([]byte(nil), fieldBytes(req, t)...) }
 	orderID, status := field(tag.OrderID), ordStatusRejected
-	reason := cxlRejReasonOfOrd(rej.reason)
+	reason, text := cxlRejReasonOfOrd(rej.reason), rej.text
 	id, _ := strconv.ParseUint(string(orderID), 10, 64)
-	if o, ok := g.open.find(s.idx, id, fieldBytes(req, tag.OrigClOrdID)); ok {
+	if o, superseded, ok := g.open.findNamed(s.idx, id, fieldBytes(req, tag.OrigClOrdID)); ok {
+		if superseded {
+			text += supersededNote
+		}
 		orderID, status = strconv.AppendUint(nil, o.orderID, 10), ordStatusNew
 		if o.cumQty > 0 {
 			status = ordStatusPartiallyFilled
@@ -146,11 +151,17 @@ func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo ven
 		}
 	}
 	m := cancelReject(orderID, field(tag.ClOrdID), field(tag.OrigClOrdID), status,
-		cxlRejResponseToOf(responseTo), reason, rej.text)
+		cxlRejResponseToOf(responseTo), reason, text)
 	g.metrics.rejects.WithLabelValues("gateway_cancel").Inc()
 	s.rejects.Add(1)
 	s.out.enqueue(m)
 }
+
+// supersededNote ends the Text of a refusal of the gateway's whose
+// OrigClOrdID a replace has superseded: the client is told, as the
+// matcher's reject of one tells it (replacedOrigText), that the order
+// lives under its current ClOrdID.
+const supersededNote = "; and OrigClOrdID (41) names an order since replaced: give its current ClOrdID"
 
 // cancelReject builds an OrderCancelReject (9), for a refusal the gateway
 // decided and for one the matcher did. An OrderID or OrigClOrdID the

@@ -44,7 +44,11 @@
 // it names, from the open-order view, which finds an order by OrigClOrdID
 // in an index of each session's orders by ClOrdID (a map read under the
 // lock outbound takes for every chunk of answers, where a scan of the
-// session's orders held them for milliseconds a refusal). Order types: market,
+// session's orders held them for milliseconds a refusal); an OrigClOrdID a
+// replace has superseded still names its order there, as in the matcher,
+// until the order ends or an end of day (the Text adds that it is not the
+// current ClOrdID), so that a refusal never tells a client with a resting
+// order that it is unknown (37=NONE 39=8). Order types: market,
 // limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
 // refused on others); MaxFloor (111) makes an iceberg. Every report of a
 // stop order echoes StopPx (fills and cancels read it from the open-order

@@ -30,7 +30,11 @@ import (
 // session's orders are also indexed by ClOrdID (clOrdIndex), so that the
 // look-up under mu, which every chunk of outbound's answers waits for, is
 // one map read, where a scan of the session's orders took milliseconds per
-// refusal at 80,000 orders.
+// refusal at 80,000 orders. A replace leaves the order's earlier ClOrdID
+// naming it in the matcher (core/cancel.go, locate) until the order ends
+// or the end of day forgets it, so the index keeps those too (superseded):
+// a refusal naming one gives the order, not 37=NONE 39=8, which told the
+// client its live order was gone.
 
 // openOrder is one open order as a mass status report gives it. ClOrdID and
 // Account are kept in arrays, so that the view costs no allocation per order.
@@ -78,6 +82,10 @@ const (
 	openFilled
 	openReplaced
 	openEnded
+	// openDayEnded is an end of day: the matcher forgets every ClOrdID
+	// but the current ones of live orders (core/expiry.go), and so does
+	// the view (clOrdIndex.superseded).
+	openDayEnded
 )
 
 // openOrders is the view: guarded by mu (outbound writes, sessions read).
@@ -147,6 +155,22 @@ type clOrdHolder struct {
 type clOrdIndex struct {
 	holders map[clOrdKey]clOrdHolder
 	shared  map[clOrdKey][]uint64
+	// superseded are the ClOrdIDs replaces took from the session's open
+	// orders since the last end of day, each with its order and the
+	// ClOrdID the order had before it (a chain per order, whose latest
+	// link lastSuperseded gives, so that the order's end drops them
+	// without a scan and a replace costs no allocation of its own). Both
+	// are made at the session's first replace.
+	superseded     map[clOrdKey]supersededLink
+	lastSuperseded map[uint64]clOrdKey
+}
+
+// supersededLink is a ClOrdID a replace took from order orderID, and the
+// one the order had before it (when hasPrev), also superseded.
+type supersededLink struct {
+	orderID uint64
+	prev    clOrdKey
+	hasPrev bool
 }
 
 // add notes that the session's order orderID has ClOrdID k.
@@ -205,6 +229,50 @@ func (x *clOrdIndex) find(b []byte) (uint64, bool) {
 	return h.orderID, ok
 }
 
+// supersede notes that a replace took ClOrdID k from open order orderID.
+// A ClOrdID names one order of the session in a day (the matcher refuses
+// it again), so one already noted is left to the order it names.
+func (x *clOrdIndex) supersede(k clOrdKey, orderID uint64) {
+	if x.superseded == nil {
+		x.superseded, x.lastSuperseded = map[clOrdKey]supersededLink{}, map[uint64]clOrdKey{}
+	}
+	if _, taken := x.superseded[k]; taken {
+		return
+	}
+	prev, hasPrev := x.lastSuperseded[orderID]
+	x.superseded[k] = supersededLink{orderID: orderID, prev: prev, hasPrev: hasPrev}
+	x.lastSuperseded[orderID] = k
+}
+
+// dropSuperseded forgets the superseded ClOrdIDs of order orderID, which
+// has ended: the matcher answers them as the ended order's (too late).
+func (x *clOrdIndex) dropSuperseded(orderID uint64) {
+	k, ok := x.lastSuperseded[orderID]
+	if !ok {
+		return
+	}
+	delete(x.lastSuperseded, orderID)
+	for ok {
+		l, found := x.superseded[k]
+		if !found || l.orderID != orderID {
+			return
+		}
+		delete(x.superseded, k)
+		k, ok = l.prev, l.hasPrev
+	}
+}
+
+// findSuperseded is the open order ClOrdID b names that a replace took
+// from it.
+func (x *clOrdIndex) findSuperseded(b []byte) (uint64, bool) {
+	k, ok := keyOf(b)
+	if !ok {
+		return 0, false
+	}
+	l, ok := x.superseded[k]
+	return l.orderID, ok
+}
+
 // apply makes the changes; it reports how many inserts the bound refused.
 func (v *openOrders) apply(changes []openChange) (refused int) {
 	v.mu.Lock()
@@ -212,6 +280,12 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 	for i := range changes {
 		c := &changes[i]
 		if int(c.session) >= len(v.bySession) {
+			continue
+		}
+		if c.kind == openDayEnded {
+			for i := range v.byClOrdID {
+				v.byClOrdID[i].superseded, v.byClOrdID[i].lastSuperseded = nil, nil
+			}
 			continue
 		}
 		m, x := v.bySession[c.session], &v.byClOrdID[c.session]
@@ -224,6 +298,7 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 				v.open[c.session].Add(-1)
 				k, _ := keyOf(old.ClOrdID())
 				x.remove(k, old.orderID)
+				x.dropSuperseded(old.orderID)
 			}
 		case had:
 			o := c.order
@@ -235,10 +310,11 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 			}
 			m[c.order.orderID] = o
 			// A replace gives the order a new ClOrdID: the old one no
-			// longer finds it.
+			// longer finds it as current, but still names it (superseded).
 			if was, is := old.ClOrdID(), o.ClOrdID(); string(was) != string(is) {
 				k, _ := keyOf(was)
 				x.remove(k, o.orderID)
+				x.supersede(k, o.orderID)
 				k, _ = keyOf(is)
 				x.add(k, o.orderID)
 			}
@@ -339,6 +415,32 @@ func (v *openOrders) find(session uint16, orderID uint64, clOrdID []byte) (openO
 	return o, ok
 }
 
+// findNamed returns the session's open order a cancel or replace names:
+// by OrderID when it gives one, else by OrigClOrdID origClOrdID, its
+// current ClOrdID or one a replace took from it (superseded, as the
+// matcher's locate finds it too). superseded reports an origClOrdID that
+// is not the order's current ClOrdID but one it had.
+func (v *openOrders) findNamed(session uint16, orderID uint64, origClOrdID []byte) (o openOrder, superseded, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	x := &v.byClOrdID[session]
+	if orderID == 0 {
+		if orderID, ok = x.find(origClOrdID); !ok {
+			if orderID, ok = x.findSuperseded(origClOrdID); !ok {
+				return openOrder{}, false, false
+			}
+		}
+	}
+	if o, ok = v.bySession[session][orderID]; !ok {
+		return openOrder{}, false, false
+	}
+	if len(origClOrdID) > 0 && string(origClOrdID) != string(o.ClOrdID()) {
+		named, found := x.findSuperseded(origClOrdID)
+		superseded = found && named == orderID
+	}
+	return o, superseded, true
+}
+
 // ClOrdIDs returns the ClOrdID each of a session's orders has in the view
 // ("" for one it does not hold: ended, or not yet durable), for an
 // operator's listing of the session's orders: one hold of the view's lock
@@ -392,6 +494,29 @@ func (g *Gateway) Seed(orders []core.OrderView) {
 	}
 }
 
+// SeedSuperseded enters the ClOrdIDs replaces took from the orders Seed
+// entered (core.Matcher.SupersededClOrdIDs), so that a cancel or replace
+// the gateway refuses naming one is answered with its order after a
+// restart too.
+func (g *Gateway) SeedSuperseded(ids []core.SupersededClOrdID) { g.open.seedSuperseded(ids) }
+
+func (v *openOrders) seedSuperseded(ids []core.SupersededClOrdID) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i := range ids {
+		id := &ids[i]
+		if int(id.SessionIdx) >= len(v.bySession) {
+			continue
+		}
+		if _, open := v.bySession[id.SessionIdx][id.OrderID]; !open {
+			continue
+		}
+		if k, ok := keyOf([]byte(id.ClOrdID)); ok {
+			v.byClOrdID[id.SessionIdx].supersede(k, id.OrderID)
+		}
+	}
+}
+
 func (v *openOrders) seed(orders []core.OrderView) (refused int) {
 	changes := make([]openChange, 0, len(orders))
 	for i := range orders {
@@ -431,6 +556,10 @@ func NewOpenView(sessions, max int) *OpenView {
 // Seed enters the orders of a matcher's books (as Gateway.Seed does).
 func (w *OpenView) Seed(orders []core.OrderView) { w.refused += int64(w.v.seed(orders)) }
 
+// SeedSuperseded enters the ClOrdIDs replaces took from them (as
+// Gateway.SeedSuperseded does).
+func (w *OpenView) SeedSuperseded(ids []core.SupersededClOrdID) { w.v.seedSuperseded(ids) }
+
 // Event applies one event of a committed command.
 func (w *OpenView) Event(ev []byte) {
 	w.changes = appendOpenChange(w.changes[:0], ev)
@@ -465,6 +594,17 @@ func (w *OpenView) Diff(o *OpenView) string {
 	if a.n != b.n {
 		return fmt.Sprintf("%d/%d orders counted", a.n, b.n)
 	}
+	for s := range a.byClOrdID {
+		x, y := &a.byClOrdID[s], &b.byClOrdID[s]
+		if len(x.superseded) != len(y.superseded) {
+			return fmt.Sprintf("session %d: %d/%d superseded ClOrdIDs", s, len(x.superseded), len(y.superseded))
+		}
+		for k, l := range x.superseded {
+			if m, ok := y.superseded[k]; !ok || m != l {
+				return fmt.Sprintf("session %d superseded ClOrdID %q: %+v / %+v (present %v)", s, k.b[:k.n], l, m, ok)
+			}
+		}
+	}
 	return ""
 }
 
@@ -496,6 +636,11 @@ func appendOpenChange(out []openChange, ev []byte) []openChange {
 		if e.WrapDecode(ev, 0) == nil {
 			out = appendReplaced(out, &e)
 		}
+	case venue.OperatorResultTemplateID:
+		var e venue.OperatorResult
+		if e.WrapDecode(ev, 0) == nil {
+			out = appendDayEnded(out, &e)
+		}
 	}
 	return out
 }
@@ -509,6 +654,7 @@ func (g *Gateway) openReplaced(e *venue.OrderReplaced) { g.openHeld = appendRepl
 func (g *Gateway) openRemoved(session uint16, orderID uint64) {
 	g.openHeld = appendRemoved(g.openHeld, session, orderID)
 }
+func (g *Gateway) openDayEnded(e *venue.OperatorResult) { g.openHeld = appendDayEnded(g.openHeld, e) }
 
 func appendAccepted(out []openChange, e *venue.OrderAccepted) []openChange {
 	if e.LeavesQty() <= 0 {
@@ -547,4 +693,13 @@ func appendReplaced(out []openChange, e *venue.OrderReplaced) []openChange {
 
 func appendRemoved(out []openChange, session uint16, orderID uint64) []openChange {
 	return append(out, openChange{session: session, kind: openEnded, order: openOrder{orderID: orderID}})
+}
+
+// appendDayEnded appends the end of a trading day for an OperatorResult of
+// an end of day that was done.
+func appendDayEnded(out []openChange, e *venue.OperatorResult) []openChange {
+	if e.Action() != venue.OperatorActionTypeEndOfDay || e.Reason() != venue.RejectReasonNone {
+		return out
+	}
+	return append(out, openChange{kind: openDayEnded})
 }

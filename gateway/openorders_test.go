@@ -360,6 +360,55 @@ func TestOpenOrdersFindByClOrdID(t *testing.T) {
 	}
 }
 
+// TestOpenOrdersFindSuperseded: a ClOrdID a replace took from an open
+// order still names it for a cancel or replace (findNamed), as it does in
+// the matcher, and no longer as the order's current one (find, which a
+// possible resend's check reads); the order's end and an end of day forget
+// it, as the matcher does, and so do a restart's seeded ones.
+func TestOpenOrdersFindSuperseded(t *testing.T) {
+	v := newOpenOrders(1, 8)
+	named := func(step string, orderID uint64, id string, want uint64, wantSuperseded bool) {
+		t.Helper()
+		o, superseded, ok := v.findNamed(0, orderID, []byte(id))
+		if ok != (want != 0) || o.orderID != want || superseded != wantSuperseded {
+			t.Errorf("%s: OrderID %d OrigClOrdID %q finds %d (%v, superseded %v), want %d (superseded %v)",
+				step, orderID, id, o.orderID, ok, superseded, want, wantSuperseded)
+		}
+	}
+	v.apply([]openChange{{kind: openEntered, order: withClOrdID(1, "a")}, {kind: openReplaced, order: withClOrdID(1, "b")},
+		{kind: openReplaced, order: withClOrdID(1, "c")}, {kind: openEntered, order: withClOrdID(2, "x")}})
+	named("replaced twice", 0, "a", 1, true)
+	named("replaced twice", 0, "b", 1, true)
+	named("replaced twice", 0, "c", 1, false)
+	named("replaced twice", 0, "x", 2, false)
+	named("replaced twice", 0, "never", 0, false)
+	named("by OrderID", 2, "a", 2, false) // a is order 1's
+	named("by OrderID", 1, "a", 1, true)
+	if _, ok := v.find(0, 0, []byte("a")); ok {
+		t.Error("find gives the order of a superseded ClOrdID as its current one")
+	}
+	v.apply([]openChange{{kind: openEnded, order: openOrder{orderID: 1}}})
+	named("ended", 0, "a", 0, false)
+	named("ended", 0, "b", 0, false)
+	if x := &v.byClOrdID[0]; len(x.superseded) != 0 || len(x.lastSuperseded) != 0 {
+		t.Errorf("ended: %d superseded ClOrdIDs and %d chains kept", len(x.superseded), len(x.lastSuperseded))
+	}
+	v.apply([]openChange{{kind: openEntered, order: withClOrdID(3, "d")}, {kind: openReplaced, order: withClOrdID(3, "e")}})
+	named("replaced", 0, "d", 3, true)
+	v.apply([]openChange{{kind: openDayEnded}})
+	named("end of day", 0, "d", 0, false)
+	named("end of day", 0, "e", 3, false)
+	checkClOrdIndex(t, v)
+
+	v = newOpenOrders(1, 8)
+	v.seed([]core.OrderView{{OrderID: 4, ClOrdID: "g2", Qty: 1, LeavesQty: 1}})
+	v.seedSuperseded([]core.SupersededClOrdID{{OrderID: 4, ClOrdID: "g1"}, {OrderID: 9, ClOrdID: "z"}, {SessionIdx: 3, OrderID: 4, ClOrdID: "s"}})
+	named("seeded", 0, "g1", 4, true)
+	named("seeded", 0, "z", 0, false) // not an open order of the view
+	v.apply([]openChange{{kind: openEnded, order: openOrder{orderID: 4}}})
+	named("seeded, ended", 0, "g1", 0, false)
+}
+
 // TestOpenOrdersSeedIndexesClOrdIDs: the orders seeded from the books are
 // found by ClOrdID, one two of them have finding the one seeded last.
 func TestOpenOrdersSeedIndexesClOrdIDs(t *testing.T) {

@@ -233,6 +233,7 @@ func (g *Gateway) dispatch(slot []byte) {
 		if e.WrapDecode(slot, 0) == nil {
 			g.onBandMoved(&e)
 			g.onEndOfDay(&e)
+			g.openDayEnded(&e)
 		}
 	case venue.RiskBreachTemplateID:
 		var e venue.RiskBreach

@@ -811,6 +811,7 @@ func standbyViews(cfg *config.Config, m *core.Matcher) (*gateway.OpenView, *ops.
 	resting := openOrdersOf(m, instruments)
 	open := gateway.NewOpenView(len(cfg.Sessions), cfg.Engine.OrdersMax)
 	open.Seed(resting)
+	open.SeedSuperseded(m.SupersededClOrdIDs(nil))
 	return open, ops.NewStandbyResting(m, instruments, resting)
 }
 

@@ -23,7 +23,9 @@ func openOrdersOf(m *core.Matcher, instruments []config.Instrument) []core.Order
 }
 
 // seedOpenOrders starts the gateway's open-order view (which answers
-// OrderMassStatusRequest) from the books replay rebuilt (bookOrders).
+// OrderMassStatusRequest) from the books replay rebuilt (bookOrders), and
+// the ClOrdIDs replaces took from those orders, which still name them.
 func (s *Server) seedOpenOrders(resting []core.OrderView) {
 	s.gw.Seed(resting)
+	s.gw.SeedSuperseded(s.matcher.SupersededClOrdIDs(nil))
 }

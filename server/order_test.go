@@ -181,22 +181,25 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 }
 
 // TestGatewayCancelRejectFindsTheOrderByClOrdID: a cancel or replace the
-// gateway refuses before a command (an unknown symbol) gets an
-// OrderCancelReject with the OrderID and OrdStatus of the order its
+// gateway refuses before a command (an unknown symbol, an off-tick price)
+// gets an OrderCancelReject with the OrderID and OrdStatus of the order its
 // OrigClOrdID names, found in the open-order view by ClOrdID: an order
-// entered, replaced and partly filled by its new ClOrdID, and no longer by
-// its old one.
+// entered, replaced and partly filled by its new ClOrdID, and by its old
+// one too, which still names it (as the matcher's reject of it says), the
+// Text saying so; only a ClOrdID the session never sent is unknown.
 func TestGatewayCancelRejectFindsTheOrderByClOrdID(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, ""), Options{})
 	c := logon(t, s, "CLIENT1", true)
 	other := logon(t, s, "CLIENT2", true)
 	now := func() fixclient.Field { return fixclient.F(60, fixclient.Timestamp(time.Now())) }
 	replace := func(id, orig, sym string) []fixclient.Field {
 		return []fixclient.Field{fixclient.F(11, id), fixclient.F(41, orig), fixclient.F(55, sym), fixclient.F(54, "1"), now(),
-			fixclient.F(38, "4"), fixclient.F(40, "2"), fixclient.F(44, "99.00")}
+			fixclient.F(38, "4"), fixclient.F(40, "2"), fixclient.F(59, "1"), fixclient.F(44, "99.00")}
 	}
-	refused := func(msgType string, f []fixclient.Field, orderID, ordStatus string) {
+	const unknown, replaced = "unknown symbol NOPE", "; and OrigClOrdID (41) names an order since replaced: give its current ClOrdID"
+	refused := func(msgType string, f []fixclient.Field, orderID, ordStatus, text string) {
 		t.Helper()
 		id, orig := f[0].Value, f[1].Value
 		if err := c.Send(msgType, f...); err != nil {
@@ -206,11 +209,13 @@ func TestGatewayCancelRejectFindsTheOrderByClOrdID(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v (received so far: %v)", id, err, c.Received)
 		}
-		if m.Get(41) != orig || m.Get(37) != orderID || m.Get(39) != ordStatus || m.Get(58) != "unknown symbol NOPE" {
-			t.Fatalf("%s: %s; want OrigClOrdID %s, OrderID %s, OrdStatus %s", id, m, orig, orderID, ordStatus)
+		if m.Get(41) != orig || m.Get(37) != orderID || m.Get(39) != ordStatus || m.Get(58) != text {
+			t.Fatalf("%s: %s; want OrigClOrdID %s, OrderID %s, OrdStatus %s, Text %q", id, m, orig, orderID, ordStatus, text)
 		}
 	}
-	sendOrder(t, c, order{id: "o1", side: "1", qty: "5", px: "99.00"})
+	// GTC: the order outlives its session's disconnection (cancel on
+	// disconnect) for the restart below.
+	sendOrder(t, c, order{id: "o1", side: "1", qty: "5", px: "99.00", tif: "1"})
 	orderID := expectER(t, c, map[int]string{11: "o1", 150: "0"}).Get(37)
 	sendOrder(t, c, order{id: "n1", side: "1", qty: "5", px: "98.00"})
 	expectER(t, c, map[int]string{11: "n1", 150: "0"})
@@ -218,12 +223,35 @@ func TestGatewayCancelRejectFindsTheOrderByClOrdID(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectER(t, c, map[int]string{11: "o2", 150: "5", 37: orderID})
-	refused("F", []fixclient.Field{fixclient.F(11, "c1"), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "0")
+	refused("F", []fixclient.Field{fixclient.F(11, "c1"), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "0", unknown)
 	sendOrder(t, other, order{id: "s1", side: "2", qty: "1", px: "99.00"})
 	expectER(t, c, map[int]string{11: "o2", 150: "F", 39: "1"})
-	refused("F", []fixclient.Field{fixclient.F(11, "c2"), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "1")
-	refused("G", replace("r3", "o2", "NOPE"), orderID, "1")
-	refused("F", []fixclient.Field{fixclient.F(11, "c4"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8")
+	refused("F", []fixclient.Field{fixclient.F(11, "c2"), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "1", unknown)
+	refused("G", replace("r3", "o2", "NOPE"), orderID, "1", unknown)
+	// By the ClOrdID the replace superseded: the order still rests, and
+	// 37=NONE 39=8 told the client it was gone.
+	refused("F", []fixclient.Field{fixclient.F(11, "c4"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "1", unknown+replaced)
+	offTick := replace("r5", "o1", "ACME")
+	offTick[len(offTick)-1] = fixclient.F(44, "99.001")
+	refused("G", offTick, orderID, "1", "price 99.001 is not a multiple of the tick size 0.01"+replaced)
+	refused("F", []fixclient.Field{fixclient.F(11, "c6"), fixclient.F(41, "never"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8", unknown)
+	// The superseded ClOrdID still names the order after a restart: the
+	// view is seeded with it from the matcher's records (Gateway.SeedSuperseded).
+	next := c.NextOut
+	c.Close()
+	other.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = startServer(t, testConfig(t, dir, ""), Options{})
+	c, _ = resume(t, s, "CLIENT1", next)
+	refused("F", []fixclient.Field{fixclient.F(11, "c7"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "1", unknown+replaced)
+	// Once the order has ended, none of its ClOrdIDs finds it.
+	if err := c.Send("F", fixclient.F(11, "c8"), fixclient.F(41, "o2"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), now()); err != nil {
+		t.Fatal(err)
+	}
+	expectER(t, c, map[int]string{11: "c8", 150: "4"})
+	refused("F", []fixclient.Field{fixclient.F(11, "c9"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8", unknown)
 }
 
 // TestReplaceOutsideBandNamesTheBand: a replace refused for a price outside

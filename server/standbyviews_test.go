@@ -85,7 +85,15 @@ func (f *standbyFlow) next(t *testing.T, seq uint64) []byte {
 		}
 		return f.buf[:]
 	case r < 1:
-		return cmdtest.Encode(t, f.buf[:], func(c *venue.EndOfDay) { c.SetSeq(seq); c.SetTimestampNs(f.clockNs) })
+		// The venue's end of day (ops): its OperatorResult tells a view
+		// kept from the events that the ClOrdIDs replaces took are
+		// forgotten, as the plain EndOfDay command, which emits nothing,
+		// cannot.
+		return cmdtest.Encode(t, f.buf[:], func(c *venue.OperatorCommand) {
+			c.SetSeq(seq)
+			c.SetTimestampNs(f.clockNs)
+			c.SetAction(venue.OperatorActionTypeEndOfDay)
+		})
 	case r < 20:
 		f.clockNs += int64(f.rng.IntN(200_000_000))
 		return cmdtest.Encode(t, f.buf[:], func(c *venue.Tick) { c.SetSeq(seq); c.SetTimestampNs(f.clockNs) })
@@ -200,7 +208,12 @@ func TestStandbyViewsEqualBookWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := standbySink{hash: journal.NewHashSink()}
+	// The end of day's OperatorResult reaches the session control and the schedule.
+	disabled, err := newDisabledSessions(cfg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := standbySink{hash: journal.NewHashSink(), disabled: disabled, schedule: newScheduleProgress(cfg)}
 	sink.open, sink.rest = standbyViews(cfg, m)
 	count := make(map[uint16]int)
 	f := &standbyFlow{rng: rand.New(rand.NewPCG(22, 5)), clockNs: 1_780_000_000_000_000_000}
