@@ -32,7 +32,7 @@ type orderArgs struct {
 	origClOrdID string
 	account     string
 	// replaceFlags are a ReplaceOrder's flags (ReplacePossResend,
-	// ReplacePostOnly, ReplaceEndedTooLate).
+	// ReplacePostOnly, ReplaceEndedTooLate, ReplaceSaysMarket).
 	replaceFlags uint8
 }
 

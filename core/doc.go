@@ -208,7 +208,10 @@
 // AtTheClose (59=7) only in the closing call (AtTheOpeningOutsideCall,
 // AtTheCloseOutsideCall; never on a stop); the uncross expires those left
 // over (OrderCancelled, reason Expiry, ordStatus Expired). A replace of a
-// waiting market order is refused (UnsupportedOrderCharacteristic).
+// waiting market order, an elected stop waiting as one included, is
+// refused: it has no price to change (MarketNotReplaceable when the
+// replace carries ReplaceSaysMarket, as every one the gateway journals
+// does; UnsupportedOrderCharacteristic for those journaled before it).
 //
 // After every command that changes a call's book, AuctionIndicative gives
 // the price, volume and imbalance the book would uncross at now, when they

@@ -619,7 +619,7 @@ func (g *commandGen) replace() []byte {
 		a.origClOrdID = g.oldID(a.session)
 	}
 	if g.seq%2 == 0 { // half of them, drawing nothing from the stream the other tests' workloads come from
-		a.replaceFlags = ReplaceEndedTooLate // as the gateway's replaces
+		a.replaceFlags = ReplaceEndedTooLate | ReplaceSaysMarket // as the gateway's replaces
 	}
 	g.last = fmt.Sprintf("replace %+v", a)
 	return encodeReplace(g.buf[:], &a)

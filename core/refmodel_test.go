@@ -1102,8 +1102,16 @@ func (m *refModel) checkReplace(c *venue.ReplaceOrder, o *refOrder) venue.Reject
 	case venue.TradingStatusClosed:
 		return venue.RejectReasonInstrumentClosed
 	}
-	if c.Side() != o.side || c.InstrumentID() != o.instrument || c.OrdType() != o.ordType || c.TimeInForce() != o.tif ||
-		(len(c.Account()) > 0 && string(c.Account()) != o.account) || o.ordType == venue.OrdTypeMarket || o.queued ||
+	if c.Side() != o.side || c.InstrumentID() != o.instrument || c.OrdType() != o.ordType || c.TimeInForce() != o.tif {
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if o.ordType == venue.OrdTypeMarket || o.queued {
+		if c.Flags()&ReplaceSaysMarket != 0 {
+			return venue.RejectReasonMarketNotReplaceable
+		}
+		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if (len(c.Account()) > 0 && string(c.Account()) != o.account) ||
 		(c.Flags()&ReplacePostOnly != 0 && o.flags&venue.OrderFlagsPostOnly == 0) {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
 	}

@@ -185,9 +185,14 @@ func (m *Matcher) validateReplaceFields(c *replaceCmd, ri recIdx) venue.RejectRe
 			return reason
 		}
 	}
-	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif ||
-		o.ordType == venue.OrdTypeMarket || (o.waiting && o.stopLevel == 0) { // one waiting for an uncross (an elected stop too): it has no price to change
+	if c.side != o.side || c.instrumentID != in.id || c.ordType != o.ordType || c.tif != o.tif {
 		return venue.RejectReasonUnsupportedOrderCharacteristic
+	}
+	if o.ordType == venue.OrdTypeMarket || (o.waiting && o.stopLevel == 0) { // one waiting for an uncross (an elected stop too): it has no price to change
+		if c.sayMarket {
+			return venue.RejectReasonMarketNotReplaceable
+		}
+		return venue.RejectReasonUnsupportedOrderCharacteristic // replaces journaled before ReplaceSaysMarket
 	}
 	// Both accounts are NUL-padded after their first NUL.
 	if c.account[0] != 0 && c.account != o.account {

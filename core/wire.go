@@ -193,6 +193,7 @@ type replaceCmd struct {
 	possResend   bool // ReplacePossResend in the command's flags
 	postOnly     bool // ReplacePostOnly in the command's flags
 	endedLate    bool // ReplaceEndedTooLate in the command's flags
+	sayMarket    bool // ReplaceSaysMarket in the command's flags
 }
 
 // ReplacePossResend is the bit of a ReplaceOrder's flags that says the client
@@ -219,11 +220,20 @@ const ReplacePostOnly uint8 = 2
 // did.
 const ReplaceEndedTooLate uint8 = 4
 
+// ReplaceSaysMarket is the bit of a ReplaceOrder's flags that refuses a
+// replace of a market order waiting for an uncross, an elected stop order
+// waiting as one included, with MarketNotReplaceable, which says why,
+// rather than the UnsupportedOrderCharacteristic of a replace that changes
+// what the order is (doc.go, "Rules"). Replaces journaled before it
+// existed have it clear and replay as they did.
+const ReplaceSaysMarket uint8 = 8
+
 func (c *replaceCmd) decode(w venue.ReplaceOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()
 	c.possResend = w.Flags()&ReplacePossResend != 0
 	c.postOnly = w.Flags()&ReplacePostOnly != 0
 	c.endedLate = w.Flags()&ReplaceEndedTooLate != 0
+	c.sayMarket = w.Flags()&ReplaceSaysMarket != 0
 	c.sessionIdx, c.side, c.ordType, c.instrumentID = w.SessionIdx(), w.Side(), w.OrdType(), w.InstrumentID()
 	c.tif = w.TimeInForce()
 	c.orderID = w.OrderID()

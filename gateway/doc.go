@@ -130,7 +130,12 @@
 // than buy or sell by the gateway, another by the matcher
 // (core.StatusMatchesSide, on every status request inbound publishes; the
 // one askAtBound publishes for a possible resend goes without it, as a
-// possible resend below the bound is answered whatever its Side). A replace refused for a price
+// possible resend below the bound is answered whatever its Side).
+// A replace of a market order waiting
+// for an uncross, or of a stop elected and waiting as one, is refused
+// saying that it has no price to change (core.ReplaceSaysMarket, which
+// every replace carries: the matcher's MarketNotReplaceable; outbound.go,
+// marketNotReplaceableText). A replace refused for a price
 // outside the band names the band's edges, and StopPx when the stop price
 // is the one outside, as a new order's reject does. Fields that only describe the order
 // (OrderCapacity, HandlInst, Text, parties…) are taken and not used. An

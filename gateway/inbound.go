@@ -740,7 +740,10 @@ func (g *Gateway) onReplace(s *session, m *quickfix.Message, now int64, look boo
 	_ = cmd.SetClOrdID(o.clOrdID)
 	_ = cmd.SetOrigClOrdID(c.origClOrdID)
 	_ = cmd.SetAccount(o.account)
-	flags := core.ReplaceEndedTooLate // a ClOrdID of an order ended since is too late, not unknown
+	// A ClOrdID of an order ended since is too late, not unknown; a market
+	// order waiting for an uncross (an elected stop too) is refused saying
+	// so, not as a replace that changes what the order is.
+	flags := core.ReplaceEndedTooLate | core.ReplaceSaysMarket
 	if possResend(m) {
 		flags |= core.ReplacePossResend
 	}

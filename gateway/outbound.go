@@ -385,6 +385,8 @@ func RejectText(r venue.RejectReason) string {
 		return "TimeInForce 7 (at the close) is accepted only during the closing call or its extension, and not on a stop order"
 	case venue.RejectReasonImmediateInCall:
 		return "IOC and FOK orders are not accepted during a call phase: nothing matches until the uncross"
+	case venue.RejectReasonMarketNotReplaceable:
+		return marketNotReplaceableText
 	case venue.RejectReasonStopLimitPriceWrongSide:
 		return "stop-limit Price is on the wrong side of StopPx: a buy needs Price >= StopPx, a sell Price <= StopPx"
 	case venue.RejectReasonStopPostOnly:
@@ -663,6 +665,17 @@ const (
 		"a market order waiting for an uncross cannot be replaced"
 )
 
+// Texts of a replace of a market order waiting for an uncross
+// (MarketNotReplaceable): it has no price to change, and an elected stop
+// order waiting so is one, though its reports keep its OrdType 3 (doc.go).
+// FIX 4.4 has only CxlRejReason 99 for it. A replace journaled before the
+// reason existed was refused UnsupportedOrderCharacteristic, and a report
+// rebuilt from it keeps replaceMismatchText.
+const (
+	marketNotReplaceableText      = "a market order cannot be replaced: it waits for the uncross with no price to change; cancel it instead"
+	electedStopNotReplaceableText = "an elected stop order cannot be replaced: it is a market order now, waiting for the uncross with no price to change; cancel it instead"
+)
+
 // replacedOrigText is the Text of a cancel or replace whose OrigClOrdID a
 // replace has since superseded (CxlRejReason 1, unknown order): the reject
 // names the order (OrderID, OrdStatus), and "unknown order" alone
@@ -698,6 +711,11 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	}
 	if e.Reason() == venue.RejectReasonPriceOutOfBand {
 		text = g.bandText(e, g.sessionOf(e.SessionIdx()))
+	}
+	if e.Reason() == venue.RejectReasonMarketNotReplaceable {
+		if o, ok := g.termsOf(e.SessionIdx(), e.OrderID()); ok && core.IsStop(o.ordType) {
+			text = electedStopNotReplaceableText
+		}
 	}
 	var orderID []byte
 	if e.OrderID() != 0 {

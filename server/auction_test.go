@@ -392,6 +392,51 @@ func TestElectedStopWaitingForTheUncrossKeepsStopPx(t *testing.T) {
 	ask(r, "status after a restart from a snapshot")
 }
 
+// TestReplaceOfWaitingMarketOrderSaysWhy: a replace of an order waiting
+// for the uncross with no price, a market order entered in the call or a
+// stop elected before it (which keeps OrdType 3 in its reports), is
+// refused with a Text that says so, the order left as it was; the Text
+// was the catch-all one of a replace that changes what the order is
+// ("a replace must keep the order's Side...").
+func TestReplaceOfWaitingMarketOrderSaysWhy(t *testing.T) {
+	t.Parallel()
+	_, _, c := volatileACME(t, "", time.Hour) // an auction that outlasts the test
+	sendOrder(t, c, order{id: "a1", side: "2", qty: "5", px: "100.50"})
+	sendOrder(t, c, order{id: "a2", side: "2", qty: "5", px: "102.00"})
+	sendOrder(t, c, order{id: "stop", side: "1", qty: "3", typ: "3", tif: "1", extra: []fixclient.Field{fixclient.F(99, "100.25")}})
+	expectER(t, c, map[int]string{11: "stop", 150: "0", 40: "3", 99: "100.25"})
+	// The 5 at 100.50 elect the stop, whose buy at 102.00 would be outside
+	// 99.50 to 101.50: it waits for the uncross.
+	sendOrder(t, c, order{id: "b", side: "1", qty: "5", px: "100.50"})
+	expectER(t, c, map[int]string{11: "stop", 150: "D", 40: "3", 99: "100.25"})
+	if _, err := c.Expect(readWait, "h", map[int]string{336: "ACME", 340: "4"}); err != nil {
+		t.Fatalf("no interruption: %v", err)
+	}
+	sendOrder(t, c, order{id: "mkt", side: "1", qty: "2", typ: "1"})
+	expectER(t, c, map[int]string{11: "mkt", 150: "0", 39: "0", 40: "1"})
+	for _, tc := range []struct {
+		id, orig, typ, text string
+		extra               []fixclient.Field
+	}{
+		{"mkt2", "mkt", "1", "a market order cannot be replaced: it waits for the uncross with no price to change; cancel it instead", nil},
+		{"stop2", "stop", "3", "an elected stop order cannot be replaced: it is a market order now, waiting for the uncross with no price " +
+			"to change; cancel it instead", []fixclient.Field{fixclient.F(59, "1"), fixclient.F(99, "100.25")}},
+	} {
+		f := append([]fixclient.Field{fixclient.F(11, tc.id), fixclient.F(41, tc.orig), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+			fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "1"), fixclient.F(40, tc.typ)}, tc.extra...)
+		if err := c.Send("G", f...); err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.Expect(readWait, "9", map[int]string{11: tc.id})
+		if err != nil {
+			t.Fatalf("%s: %v (received so far: %v)", tc.id, err, c.Received)
+		}
+		if m.Get(41) != tc.orig || m.Get(39) != "0" || m.Get(102) != "99" || m.Get(434) != "2" || m.Get(58) != tc.text {
+			t.Errorf("%s: %s; want 41=%s 39=0 102=99 434=2 58=%q", tc.id, m, tc.orig, tc.text)
+		}
+	}
+}
+
 // before fails unless c received an ExecutionReport matching first before
 // one matching second.
 func before(t *testing.T, c *fixclient.Client, first, second map[int]string) {

@@ -858,6 +858,7 @@ const (
 	RejectReasonAtTheOpeningOutsideCall        RejectReason = 29
 	RejectReasonAtTheCloseOutsideCall          RejectReason = 30
 	RejectReasonImmediateInCall                RejectReason = 31
+	RejectReasonMarketNotReplaceable           RejectReason = 32
 	RejectReasonRiskLimitExceeded              RejectReason = 40
 	RejectReasonKillSwitchActive               RejectReason = 41
 )
@@ -933,6 +934,8 @@ func (v RejectReason) String() string {
 		return "AtTheCloseOutsideCall"
 	case RejectReasonImmediateInCall:
 		return "ImmediateInCall"
+	case RejectReasonMarketNotReplaceable:
+		return "MarketNotReplaceable"
 	case RejectReasonRiskLimitExceeded:
 		return "RiskLimitExceeded"
 	case RejectReasonKillSwitchActive:
@@ -944,7 +947,7 @@ func (v RejectReason) String() string {
 // Valid reports whether v is a value the schema defines.
 func (v RejectReason) Valid() bool {
 	switch v {
-	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonDuplicateInstrument, RejectReasonInvalidInstrument, RejectReasonAtTheOpeningOutsideCall, RejectReasonAtTheCloseOutsideCall, RejectReasonImmediateInCall, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
+	case RejectReasonNone, RejectReasonUnknownInstrument, RejectReasonInstrumentHalted, RejectReasonInstrumentClosed, RejectReasonInvalidPriceIncrement, RejectReasonPriceOutOfBand, RejectReasonQtyNotLotMultiple, RejectReasonQtyOutOfRange, RejectReasonDuplicateClOrdID, RejectReasonUnknownOrder, RejectReasonTooLateToCancel, RejectReasonUnsupportedOrderCharacteristic, RejectReasonCapacityExceeded, RejectReasonPostOnlyWouldTake, RejectReasonFokNotFillable, RejectReasonExpireTimeInPast, RejectReasonOrderIDMismatch, RejectReasonSystemBusy, RejectReasonThrottled, RejectReasonTradingHalted, RejectReasonInvalidTransition, RejectReasonUnknownSession, RejectReasonInvalidPriceBand, RejectReasonOrdersOutsideBand, RejectReasonStopPxAtOrThroughMarket, RejectReasonStopLimitPriceWrongSide, RejectReasonStopPostOnly, RejectReasonMaxFloorAboveQty, RejectReasonMaxFloorNotLotMultiple, RejectReasonDuplicateInstrument, RejectReasonInvalidInstrument, RejectReasonAtTheOpeningOutsideCall, RejectReasonAtTheCloseOutsideCall, RejectReasonImmediateInCall, RejectReasonMarketNotReplaceable, RejectReasonRiskLimitExceeded, RejectReasonKillSwitchActive:
 		return true
 	}
 	return false
