@@ -63,7 +63,7 @@ type orderRefArgs struct {
 	orderID     uint64
 	clOrdID     string
 	origClOrdID string
-	checks      uint8 // a CancelOrder's checks (CancelMatchesOrder, CancelRemembersClOrdID) or an OrderStatusRequest's (StatusMatchesSide)
+	checks      uint8 // a CancelOrder's checks (CancelMatchesOrder, CancelRemembersClOrdID) or an OrderStatusRequest's (StatusMatchesOrder)
 }
 
 func encodeCancel(buf []byte, a *orderRefArgs) []byte {

@@ -139,10 +139,10 @@
 // ClOrdID, ReplacePossResend) answers
 // live and finished orders until EndOfDay, a replaced ClOrdID with the
 // order's current state under its current ClOrdID, else ordStatus Unknown
-// with reason UnknownOrder. With StatusMatchesSide in its checks (every
-// status request the gateway journals) a request whose side is not the
-// order's is answered ordStatus Unknown with reason
-// UnsupportedOrderCharacteristic, echoing the request: Side identifies the
+// with reason UnknownOrder. With StatusMatchesOrder in its checks (every
+// status request the gateway journals) a request whose side or
+// instrument is not the order's is answered ordStatus Unknown with reason
+// UnsupportedOrderCharacteristic, echoing the request: they identify the
 // order as ClOrdID does in FIX 4.4; requests journaled before the check
 // replay as they did. The answer carries a stop's stop price, a GTD
 // order's expire time, an iceberg's maxFloorQty and the flags PostOnly and

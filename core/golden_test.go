@@ -34,7 +34,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of core/tes
 //	cancel s=1 id=x1 orig=b1 [order=N] [side=] [instr=] [checks=N (CancelMatchesOrder 1, CancelRemembersClOrdID 2)]
 //	replace s=1 id=b2 orig=b1 px= qty= [stop=] [floor=] [order=N] [side=] [type=] [tif=] [exp=] [acct=] [instr=] [flags=N]
 //	mass-cancel s=1 id=m1 [fs=N] [instr=] [side=] [acct=] [type=N]
-//	status s=1 id=b1 [order=N] [side=] [instr=] [checks=N (StatusMatchesSide 1)]
+//	status s=1 id=b1 [order=N] [side=] [instr=] [checks=N (StatusMatchesOrder 1)]
 //	disconnect s=1 [cod=false]
 //	trading-status instr=ACME status=open|halted|closed|N
 //	phase|operator-status instr=ACME status=opening-call|open|closing-call|closed|N [old=true]

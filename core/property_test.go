@@ -629,6 +629,9 @@ func (g *commandGen) status() []byte {
 	a := orderRefArgs{seq: g.seq, ts: g.now, session: g.session(), side: venue.SideSell, instrument: 2}
 	if o := g.liveOrder(); o != nil && g.pct(50) {
 		a.session, a.clOrdID = o.session, o.clOrdID
+		if g.seq%3 != 0 { // its own side and instrument, mostly (StatusMatchesOrder)
+			a.side, a.instrument = o.side, o.instrument
+		}
 	} else if g.pct(60) {
 		a.clOrdID = g.oldID(a.session)
 	} else {
@@ -638,7 +641,7 @@ func (g *commandGen) status() []byte {
 		a.orderID = uint64(g.rng.IntN(int(g.model.lastOrder) + 2))
 	}
 	if g.seq%2 == 0 { // half of them, drawing nothing from the stream the other tests' workloads come from
-		a.checks = StatusMatchesSide // as the gateway's status requests
+		a.checks = StatusMatchesOrder // as the gateway's status requests
 	}
 	g.last = fmt.Sprintf("status %+v", a)
 	return encodeStatus(g.buf[:], &a)

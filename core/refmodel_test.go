@@ -1215,8 +1215,10 @@ func (m *refModel) cancelWhere(session uint16, instrument uint32, side uint8, ac
 
 func (m *refModel) status(c *venue.OrderStatusRequest) {
 	rec, reason := m.find(c.SessionIdx(), string(c.ClOrdID()), c.OrderID())
-	if rec != nil && reason != venue.RejectReasonOrderIDMismatch && c.Checks()&StatusMatchesSide != 0 && m.sideOf(rec) != c.Side() {
-		rec, reason = nil, venue.RejectReasonUnsupportedOrderCharacteristic // Side names the order too
+	if rec != nil && reason != venue.RejectReasonOrderIDMismatch && c.Checks()&StatusMatchesOrder != 0 {
+		if side, instrument := m.sideOf(rec); side != c.Side() || instrument != c.InstrumentID() {
+			rec, reason = nil, venue.RejectReasonUnsupportedOrderCharacteristic // Side and the instrument name the order too
+		}
 	}
 	if rec == nil || reason == venue.RejectReasonOrderIDMismatch {
 		var e venue.OrderStatus
@@ -1235,18 +1237,19 @@ func (m *refModel) status(c *venue.OrderStatusRequest) {
 	m.statusOf(rec)
 }
 
-// sideOf is the side of the order a status request finds by rec: a
-// superseded ClOrdID's order is its current record's.
-func (m *refModel) sideOf(rec *refRecord) venue.Side {
+// sideOf is the side and instrument of the order a status request finds
+// by rec: a superseded ClOrdID's order is its current record's.
+func (m *refModel) sideOf(rec *refRecord) (venue.Side, uint32) {
 	if rec.status == venue.OrdStatusReplaced {
 		if cur, ok := m.records[m.current[rec.orderID]]; ok {
 			rec = cur
 		}
 	}
 	if rec.live {
-		return m.live[rec.orderID].side
+		o := m.live[rec.orderID]
+		return o.side, o.instrument
 	}
-	return rec.side
+	return rec.side, rec.instrument
 }
 
 func (m *refModel) statusOf(rec *refRecord) {

@@ -6,8 +6,8 @@ import "github.com/fixvenue/fixvenue/sbe/venue"
 // when one is given (a non-zero OrderID must then agree), else by OrderID.
 // Finished orders are answered until EndOfDay forgets their ClOrdIDs; an
 // unknown order is answered with ordStatus Unknown and reason UnknownOrder,
-// and with StatusMatchesSide in its checks an order of the other side with
-// reason UnsupportedOrderCharacteristic.
+// and with StatusMatchesOrder in its checks an order of the other side or
+// instrument with reason UnsupportedOrderCharacteristic.
 func (m *Matcher) statusRequest(c *venue.OrderStatusRequest) {
 	session := c.SessionIdx()
 	var key clOrdKey
@@ -17,7 +17,7 @@ func (m *Matcher) statusRequest(c *venue.OrderStatusRequest) {
 		m.emitStatusUnknown(c, reason)
 		return
 	}
-	if c.Checks()&StatusMatchesSide != 0 && m.sideOfRecord(ri) != c.Side() {
+	if side, instrumentID := m.sideOfRecord(ri); c.Checks()&StatusMatchesOrder != 0 && (side != c.Side() || instrumentID != c.InstrumentID()) {
 		m.emitStatusUnknown(c, venue.RejectReasonUnsupportedOrderCharacteristic)
 		return
 	}
@@ -25,10 +25,10 @@ func (m *Matcher) statusRequest(c *venue.OrderStatusRequest) {
 	m.emitStatusOfRecord(ri)
 }
 
-// sideOfRecord is the side of the order behind record ri, live or ended,
+// sideOfRecord is the side and instrument of the order behind record ri, live or ended,
 // read from the record emitStatusOfRecord answers with: a ClOrdID a replace
 // or a recorded cancel superseded answers the order's current record.
-func (m *Matcher) sideOfRecord(ri recIdx) venue.Side {
+func (m *Matcher) sideOfRecord(ri recIdx) (venue.Side, uint32) {
 	if m.index.recs[ri].ordStatus == venue.OrdStatusReplaced {
 		if cur := m.index.findOrder(m.index.recs[ri].orderID); cur != noRec {
 			ri = cur
@@ -36,7 +36,8 @@ func (m *Matcher) sideOfRecord(ri recIdx) venue.Side {
 	}
 	r := &m.index.recs[ri]
 	if r.slot != noOrder {
-		return m.pool.orders[r.slot].side
+		o := &m.pool.orders[r.slot]
+		return o.side, o.instrumentID()
 	}
-	return r.side
+	return r.side, r.instrumentID
 }

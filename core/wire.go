@@ -153,12 +153,14 @@ const CancelMatchesOrder uint8 = 1
 // Cancels journaled before it existed have it clear and replay as they did.
 const CancelRemembersClOrdID uint8 = 2
 
-// StatusMatchesSide is the bit of an OrderStatusRequest's checks that
-// answers a request naming an order of the other side as one naming no
-// order (ordStatus Unknown, reason UnsupportedOrderCharacteristic): Side is
-// one of the fields that identify the order in a FIX 4.4 status request.
-// Requests journaled before it existed have it clear and replay as they did.
-const StatusMatchesSide uint8 = 1
+// StatusMatchesOrder is the bit of an OrderStatusRequest's checks that
+// answers a request naming an order of the other side, or of another
+// instrument, as one naming no order (ordStatus Unknown, reason
+// UnsupportedOrderCharacteristic): Side and the instrument are among the
+// fields that identify the order in a FIX 4.4 status request, as a
+// cancel's do (CancelMatchesOrder). Requests journaled before it existed
+// have it clear and replay as they did.
+const StatusMatchesOrder uint8 = 1
 
 func (c *cancelCmd) decode(w venue.CancelOrder) {
 	c.seq, c.timestampNs = w.Seq(), w.TimestampNs()

@@ -124,15 +124,16 @@
 // order's value and the one asked (mismatch.go: a session's latest
 // changeAsksMax, 64, cancels and replaces are kept for that; the answer to
 // an older one lists what must match). A status request (35=H) whose Side
-// is not its order's names no order, Side identifying the order in FIX 4.4
-// as ClOrdID does: it is answered as one for an unknown order (103=5, the
-// Text saying the side is not the order's: statusSideText), a Side other
-// than buy or sell by the gateway, another by the matcher
-// (core.StatusMatchesSide, on every status request inbound publishes; the
+// or Symbol is not its order's names no order, Side and the instrument
+// identifying the order in FIX 4.4 as ClOrdID does: it is answered as one
+// for an unknown order (103=5, the Text saying no order of that side in
+// that instrument has the ClOrdID or OrderID: statusMismatchText), a Side
+// other than buy or sell by the gateway, another by the matcher
+// (core.StatusMatchesOrder, on every status request inbound publishes; the
 // one askAtBound publishes for a possible resend goes without it, as a
-// possible resend below the bound is answered whatever its Side).
-// A replace of a market order waiting
-// for an uncross, or of a stop elected and waiting as one, is refused
+// possible resend below the bound is answered whatever its Side). A
+// replace of a market order waiting for an uncross, or of a stop elected
+// and waiting as one, is refused
 // saying that it has no price to change (core.ReplaceSaysMarket, which
 // every replace carries: the matcher's MarketNotReplaceable; outbound.go,
 // marketNotReplaceableText). A replace refused for a price

@@ -791,7 +791,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool
 	if !ok {
 		// Side identifies the order as ClOrdID does (FIX 4.4), and every
 		// order of the venue is a buy or a sell.
-		g.sendUnknownStatus(s, m, statusSideText(string(fieldBytes(m, tag.Side))))
+		g.sendUnknownStatus(s, m, statusMismatchText(string(fieldBytes(m, tag.Side)), inst.Symbol))
 		return
 	}
 	seq, slot, rej := g.claim()
@@ -805,7 +805,7 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool
 	cmd.SetTimestampNs(now)
 	cmd.SetSessionIdx(s.idx)
 	cmd.SetSide(side)
-	cmd.SetChecks(core.StatusMatchesSide)
+	cmd.SetChecks(core.StatusMatchesOrder)
 	cmd.SetInstrumentID(inst.ID)
 	cmd.SetOrderID(orderID)
 	_ = cmd.SetClOrdID(clOrdID)
@@ -815,15 +815,16 @@ func (g *Gateway) onStatus(s *session, m *quickfix.Message, now int64, look bool
 	g.publish(s, seq)
 }
 
-// statusSideText is the Text of a status request's unknown-order answer
-// when the order it names has another Side (54) than the one it gives:
-// Side identifies the order as ClOrdID does (FIX 4.4), so the request
-// names no order (onOrderStatus; inbound for a side the venue has none of).
-func statusSideText(side string) string {
+// statusMismatchText is the Text of a status request's unknown-order
+// answer when the order it names has another Side (54) or Symbol (55) than
+// those it gives: they identify the order as ClOrdID does (FIX 4.4), so
+// the request names no order (onOrderStatus, core.StatusMatchesOrder;
+// inbound for a side the venue has none of).
+func statusMismatchText(side, symbol string) string {
 	if side == "" { // a session that does not validate lets it through
 		return "unknown order: no Side (54), which names the order with its ClOrdID (11) or OrderID (37)"
 	}
-	return "unknown order: Side (54) " + side + " is not the side of the order named"
+	return "unknown order: no order of Side (54) " + side + " in " + symbol + " has that ClOrdID (11) or OrderID (37)"
 }
 
 // statusReqsMax bounds the OrdStatusReqIDs a session has waiting for their

@@ -735,8 +735,8 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 	b := g.newER(e.InstrumentID())
 	if e.OrdStatus() == venue.OrdStatusUnknown {
 		text := RejectText(venue.RejectReasonUnknownOrder)
-		if e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic { // core.StatusMatchesSide
-			text = statusSideText(string(sideOf(e.Side())))
+		if inst := g.byID(e.InstrumentID()); inst != nil && e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic { // core.StatusMatchesOrder
+			text = statusMismatchText(string(sideOf(e.Side())), inst.Symbol)
 		}
 		b.str(tag.OrderID, "NONE").bytes(tag.ClOrdID, e.ClOrdID()).uint(tag.ExecID, e.ExecID()).
 			exec(execTypeOrderStatus, ordStatusRejected).symbol().str(tag.Side, string(sideOf(e.Side()))).
