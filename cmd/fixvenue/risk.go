@@ -34,13 +34,16 @@ func (c *adminClient) risk(args []string) int {
 			body[k] = v
 		}
 	}
+	// --value 0 is a value given, the venue's to judge (README "Operating
+	// the venue"), not a --value left out: read from the options given.
+	valueGiven := c.given()["value"]
 	var ans ops.RiskAnswer
 	printAnswer := func() {
 		fmt.Fprintf(c.out, "%s: %s by %s (journal seq %d, %s cancelled)\n", ans.Action, ans.Result, ans.Operator, ans.Seq, plural(int64(ans.Cancelled), "order"))
 	}
 	switch args[0] {
 	case "show":
-		if c.limit != "" || c.value != 0 || c.instr != "" || c.reason != "" {
+		if c.limit != "" || valueGiven || c.instr != "" || c.reason != "" {
 			// Refused rather than ignored, as kill's and reset's are.
 			fmt.Fprintf(c.errOut, "%s risk show: takes --session or --account (one subject), not --limit, --value, --instrument or --reason\n", c.prog)
 			return 2
@@ -89,7 +92,7 @@ func (c *adminClient) risk(args []string) int {
 		}
 		return exit
 	case "kill", "reset":
-		if c.limit != "" || c.value != 0 || c.instr != "" {
+		if c.limit != "" || valueGiven || c.instr != "" {
 			// Refused rather than ignored: whoever gave them meant something else.
 			fmt.Fprintf(c.errOut, "%s risk %s: takes --session or --account and --reason, not --limit, --value or --instrument\n", c.prog, args[0])
 			return 2
@@ -99,7 +102,7 @@ func (c *adminClient) risk(args []string) int {
 		}
 		return c.call("POST", "/v1/risk/"+args[0], body, &ans, printAnswer)
 	case "limits":
-		if c.limit == "" || c.value == 0 {
+		if c.limit == "" || !valueGiven {
 			// Said here, as a usage error that sends nothing (the API
 			// refuses a call without them too: no_limit, no_value).
 			fmt.Fprintf(c.errOut, "%s risk limits: takes --limit NAME and --value N (a positive integer, or none to remove the limit), with --session or --account and --reason\n", c.prog)

@@ -340,7 +340,8 @@ func TestRiskLimitTheFiguresPassNamesThem(t *testing.T) {
 // shows that subject only (it showed every subject, the option ignored),
 // an unknown one is an error naming those listed, options show does not
 // take are refused as kill's are, `risk limits` without --value is a
-// usage error (the API called it "value 0"), and a limit change says what
+// usage error (the API called it "value 0") while --value 0 is sent for
+// the venue to refuse, and a limit change says what
 // it set rather than "0 orders cancelled".
 func TestRiskCLIShowOneSubjectAndLimitsArguments(t *testing.T) {
 	_, addr := startRiskVenue(t, "", fundTOML)
@@ -365,6 +366,11 @@ func TestRiskCLIShowOneSubjectAndLimitsArguments(t *testing.T) {
 		{[]string{"show", "--limit", "credit_limit"}, 2, "not --limit, --value, --instrument or --reason"},
 		{[]string{"show", "--session", "CLIENT1", "--account", "FUND"}, 2, "not both"},
 		{[]string{"limits", "--account", "FUND", "--limit", "credit_limit", "--reason", "r"}, 2, "takes --limit NAME and --value N"},
+		// A value given, 0 included, is the venue's to judge (README,
+		// "Operating the venue"): 0 was taken for --value left out.
+		{[]string{"limits", "--account", "FUND", "--limit", "credit_limit", "--value", "0", "--reason", "r"}, 1, "value 0 must be a positive integer"},
+		{[]string{"kill", "--account", "FUND", "--value", "0", "--reason", "r"}, 2, "not --limit, --value or --instrument"},
+		{[]string{"show", "--value", "0"}, 2, "not --limit, --value, --instrument or --reason"},
 		{[]string{"limits", "--account", "FUND", "--limit", "credit_limit", "--value", "500", "--reason", "r"}, 0,
 			"SetLimit: Applied by rita (journal seq 0): credit_limit = 500\n"},
 		{[]string{"limits", "--account", "FUND", "--limit", "max_position", "--value", "7", "--instrument", "ACME", "--reason", "r"}, 0,
