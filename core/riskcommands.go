@@ -434,7 +434,10 @@ func (m *Matcher) RiskLimitsNow() []RiskSubjectLimits {
 				l.Instruments[id][which] = v
 			}
 		}
-		if f, ok := m.riskFigures(uint16(i)); ok {
+		// Without [risk] no figure is kept (a kill switch works all the
+		// same) and no report runs: a killed session's would be "0 used"
+		// of everything, shown only after a restart.
+		if f, ok := m.riskFigures(uint16(i)); ok && r.on {
 			l.Figures = &f
 		}
 		if len(l.Limits) != 0 || l.Instruments != nil || l.Killed || l.Figures != nil {

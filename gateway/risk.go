@@ -389,6 +389,11 @@ func (g *Gateway) SeedRisk(list []core.RiskSubjectLimits, asOf int64) {
 				PositionUsed: f.PositionUsed, PositionLimit: f.PositionLimit, OpenOrders: f.OpenOrders,
 				OpenNotional: f.OpenNotional, Breaches: f.Breaches})
 		} else {
+			// No figures (a venue without [risk]): the kill switch's gauge
+			// as a kill sets it.
+			if l.Killed {
+				g.metrics.risk.killed.WithLabelValues(name).Set(1)
+			}
 			g.seeRisk(name, func(r *RiskReport) { r.Killed = l.Killed })
 		}
 		g.riskMu.Lock()

@@ -18,6 +18,7 @@ import (
 	"github.com/fixvenue/fixvenue/core"
 	"github.com/fixvenue/fixvenue/gateway"
 	"github.com/fixvenue/fixvenue/internal/fixclient"
+	"github.com/fixvenue/fixvenue/internal/metricstest"
 	"github.com/fixvenue/fixvenue/journal"
 	"github.com/fixvenue/fixvenue/ops"
 	"github.com/fixvenue/fixvenue/sbe/venue"
@@ -336,10 +337,14 @@ max_order_notional = 700000
 
 // TestRiskLimitWithoutARiskTable: on a venue without [risk] a limit
 // change is refused before it is journaled, saying that risk limits are
-// off (it was journaled and answered "NotEnabled"); a kill still works.
+// off (it was journaled and answered "NotEnabled"); a kill still works,
+// and the risk view shows it, with no figures (none are kept without
+// [risk]), before and after a restart: the restarted venue showed the
+// killed session "0 used" of every figure.
 func TestRiskLimitWithoutARiskTable(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, testConfig(t, t.TempDir(), adminConfig()), Options{})
+	dir := t.TempDir()
+	s := startServer(t, testConfig(t, dir, adminConfig()), Options{})
 	waitReady(t, s)
 	var refusal struct{ Error, Code string }
 	body := `{"reason":"test","session":"CLIENT1","limit":"credit_limit","value":5000000}`
@@ -353,6 +358,22 @@ func TestRiskLimitWithoutARiskTable(t *testing.T) {
 	if code := adminCall(t, s, "POST", "/v1/risk/kill", aliceToken, `{"reason":"test","session":"CLIENT1"}`, nil); code != 200 {
 		t.Fatalf("a kill without [risk]: %d", code)
 	}
+	killed := func(s *Server, when string) {
+		t.Helper()
+		for _, subj := range s.RiskSubjects() {
+			if subj.Name == "CLIENT1" && (!subj.Killed || subj.Figures != nil) {
+				t.Fatalf("%s: CLIENT1 %+v (figures %+v), want killed with no figures", when, subj, subj.Figures)
+			}
+		}
+		if v := metricstest.Value(t, scrape(t, s), `fixvenue_risk_kill_switch{subject="session:CLIENT1"}`); v != "1" {
+			t.Fatalf("%s: kill switch gauge %q", when, v)
+		}
+	}
+	killed(s, "after the kill")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	killed(startServer(t, testConfig(t, dir, adminConfig()), Options{}), "after a restart")
 }
 
 // TestRiskCallAnsweredOnceDurable: a risk call is answered once its
