@@ -71,8 +71,42 @@ type storeMark struct {
 // deleted or a partial restore after the last snapshot and start), and
 // the venue would start without orders its clients were told of and issue
 // their ExecIDs again (docs/ARCHITECTURE.md, "Answers lost at a crash").
-func (s *Server) storeAhead(highest storeMark) error {
+//
+// A start without the terms record whose replay refused recorded orders
+// (refused) names that as the cause instead: an order the configured terms
+// refuse that had later executions when it was recorded (a fill, a cancel,
+// a replace) leaves fewer reports on replay than its clients were given,
+// and its owner's store is then ahead of a journal that lost nothing
+// (README, "Changing configured terms").
+func (s *Server) storeAhead(highest storeMark, refused *refusedOnReplay, record string) error {
+	if highest.execID > s.matcher.LastExecID() && refused != nil && refused.total > 0 {
+		return refusedAhead(s.cfg, highest, s.matcher.LastExecID(), refused, record)
+	}
 	return storeAheadOf(s.cfg, highest, s.matcher.LastExecID())
+}
+
+// refusedAheadListed is how many refused orders the refusal names.
+const refusedAheadListed = 3
+
+// refusedAhead is storeAhead's refusal of a start whose configured terms
+// refused recorded orders on a replay that ends below the ExecID a store
+// holds: the replay cannot give what the clients were told, and the venue
+// would issue again the ExecIDs (and OrderIDs) they hold. The journal is
+// right; the terms are not the ones it was written under.
+func refusedAhead(cfg *config.Config, highest storeMark, last uint64, refused *refusedOnReplay, record string) error {
+	first := make([]string, 0, refusedAheadListed)
+	for _, o := range refused.listed[:min(len(refused.listed), refusedAheadListed)] {
+		first = append(first, o.String())
+	}
+	return fmt.Errorf("replay: the configured terms refused recorded orders on this replay without %s (%d; first: %s), and the "+
+		"replay ends at ExecID %d while session %s's FIX store holds ExecID %d: an order these terms refuse that had later "+
+		"executions when it was recorded (a fill, a cancel, a replace) has none on replay, so the replay cannot give what its "+
+		"clients were told, and starting would issue ExecIDs and OrderIDs its clients hold for other executions. "+
+		"To keep the journal, restore the configuration the journal was written under and put %s back; to trade under "+
+		"the configured terms, start afresh: move the journal and %s aside (resting orders are gone, clients log on with 141=Y). "+
+		"A journal that lost its tail gives the same figures: `fixvenue journal verify` under the recorded terms checks it",
+		record, refused.total, strings.Join(first, "; "), last, highest.session, highest.execID, record,
+		filepath.Join(cfg.Venue.DataDir, "fixstore"))
 }
 
 func storeAheadOf(cfg *config.Config, highest storeMark, last uint64) error {

@@ -444,7 +444,11 @@ func (s *Server) replay(terms *termsUpdate) error {
 	}
 	s.replayed, s.replayedEndOfDayNs, s.replayedSchedule = res.Records, sink.endOfDayNs, sink.schedule
 	s.refusedOnReplay = sink.refused
-	if err := s.storeAhead(highest); err != nil {
+	record := filepath.Join(s.cfg.Venue.DataDir, termsRecordFile)
+	if terms != nil {
+		record = terms.path
+	}
+	if err := s.storeAhead(highest, sink.refused, record); err != nil {
 		return err
 	}
 	ran := 0 // the sessions that ran on this journal before, each with its FIX store

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixvenue/fixvenue/internal/fixclient"
 	"github.com/fixvenue/fixvenue/internal/lockedbuf"
@@ -221,5 +222,91 @@ func TestTermsRecordMovedAsideCountsRefusedOrders(t *testing.T) {
 	s = startServer(t, changed, Options{Logger: slog.New(slog.NewTextHandler(&again, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if strings.Contains(again.String(), "refused recorded orders") || metricstest.Value(t, scrape(t, s), "fixvenue_start_refused_orders") != "0" {
 		t.Fatalf("a start with the record reports refused orders:\n%s", again.String())
+	}
+}
+
+// TestTermsRecordMovedAsideRefusedOrderWithLaterExecutions: an order the
+// recorded band took, that rested and was then cancelled (or filled by
+// another session's market order), is refused by a narrower configured
+// band on a start without the terms record; its cancel then finds nothing
+// and takes no ExecID (the market order finds no bid), so the replay ends
+// below the ExecID a FIX store holds, and starting would issue ExecIDs
+// (and OrderIDs) the clients already hold for other executions. The start
+// is refused naming that cause, the order, and what to do; it wrote no
+// record, and the recorded terms with terms.json back start as before.
+// Before, the refusal blamed a journal that lost its tail (a segment lost,
+// a partial restore) and advised restoring it.
+func TestTermsRecordMovedAsideRefusedOrderWithLaterExecutions(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		later func(t *testing.T, s *Server, c *fixclient.Client) (session, execID string) // the last report's
+	}{
+		{"cancelled", func(t *testing.T, s *Server, c *fixclient.Client) (string, string) {
+			if err := c.Send("F", fixclient.F(11, "low-x"), fixclient.F(41, "low"), fixclient.F(55, "ACME"), fixclient.F(54, "1"),
+				fixclient.F(60, fixclient.Timestamp(time.Now())), fixclient.F(38, "2")); err != nil {
+				t.Fatal(err)
+			}
+			return "CLIENT1", expectER(t, c, map[int]string{11: "low-x", 150: "4"}).Get(17)
+		}},
+		{"filled", func(t *testing.T, s *Server, c *fixclient.Client) (string, string) {
+			c2 := logon(t, s, "CLIENT2", true)
+			defer c2.Close()
+			sendOrder(t, c2, order{id: "mkt", side: "2", qty: "2", typ: "1", tif: "3"})
+			theirs := expectER(t, c2, map[int]string{11: "mkt", 150: "F", 39: "2"}).Get(17)
+			ours := expectER(t, c, map[int]string{11: "low", 150: "F", 39: "2"}).Get(17)
+			if a, b := len(theirs), len(ours); a > b || (a == b && theirs > ours) { // ExecIDs are decimal, no leading zero
+				return "CLIENT2", theirs
+			}
+			return "CLIENT1", ours
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			extra := "[session_defaults]\ncancel_on_disconnect = false\n"
+			recorded := testConfig(t, dir, extra)
+			s := startServer(t, recorded, Options{})
+			cl := logon(t, s, "CLIENT1", true)
+			sendOrder(t, cl, order{id: "low", side: "1", qty: "2", px: "93.00", tif: "1"})
+			expectER(t, cl, map[int]string{11: "low", 150: "0"})
+			session, execID := c.later(t, s, cl)
+			cl.Close()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			changed := testConfig(t, dir, extra)
+			changed.Instruments[0].BandPercent = 5 // 95.00 to 105.00: "low" is refused
+			record := filepath.Join(dir, termsRecordFile)
+			aside := filepath.Join(t.TempDir(), termsRecordFile)
+			if err := os.Rename(record, aside); err != nil {
+				t.Fatal(err)
+			}
+			_, err := New(changed, Options{Logger: testLogger(t)})
+			if err == nil {
+				t.Fatal("the start under terms that refuse an order with a later execution was not refused")
+			}
+			for _, want := range []string{"the configured terms refused recorded orders on this replay without " + record + " (1; first: seq ",
+				"CLIENT1 ClOrdID low ACME PriceOutOfBand", "session " + session + "'s FIX store holds ExecID " + execID,
+				"starting would issue ExecIDs and OrderIDs its clients hold for other executions",
+				"restore the configuration the journal was written under and put " + record + " back",
+				"start afresh: move the journal and " + filepath.Join(dir, "fixstore") + " aside"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Fatalf("the refusal: %v\nwant %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "commands its clients were answered are missing") {
+				t.Fatalf("the refusal blames a lost segment: %v", err)
+			}
+			if _, err := os.Stat(record); !os.IsNotExist(err) {
+				t.Fatalf("the refused start wrote the record: %v", err)
+			}
+			if err := os.Rename(aside, record); err != nil {
+				t.Fatal(err)
+			}
+			s = startServer(t, recorded, Options{})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
