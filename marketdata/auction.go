@@ -66,6 +66,15 @@ func (t *Tracker) applyAuction(tid uint16, ev []byte) error {
 	if err := t.beginEvent(u.causeSeq, u.timeNs); err != nil {
 		return err
 	}
+	if u.kind == mdsbe.AuctionUpdateKindIndicative {
+		// The matcher publishes an indicative after its command has
+		// changed the book (core, refreshIndicatives): the orders that
+		// command entered rest now, in a call without trading, so they go
+		// out before the uncross computed with them, not after it.
+		if err := t.publishPending(true); err != nil {
+			return err
+		}
+	}
 	_, in, err := t.instrument(u.instrumentID)
 	if err != nil {
 		return err

@@ -105,7 +105,9 @@
 // leaves the tracker at the end of its command. AuctionIndicative and
 // AuctionUncrossed become AuctionUpdate messages (kind Indicative or
 // Uncrossed: price, volume, imbalance side and quantity, and the rule that
-// chose the price); an uncross's trades are Trade messages with auction
+// chose the price), after the order messages of the command that moved
+// it (the orders that command entered rest at once, before it); an
+// uncross's trades are Trade messages with auction
 // True, published from the buy side's Fill (aggressorSide Buy), followed by
 // the OrderExecuted of both orders. A VolatilityInterruption gives the
 // reason of the InstrumentStatus that follows it. A snapshot of an
