@@ -86,12 +86,15 @@ type InstrumentInfo struct {
 	BandHigh    string `json:"band_high"`
 	// LastPrice, LastQty, Volume and Trades are the day's (DayFigures),
 	// PrevClose the last trade of the last day that traded.
-	LastPrice     string `json:"last_price,omitempty"`
-	LastQty       int64  `json:"last_qty"`
-	Volume        int64  `json:"volume"`
-	Trades        int64  `json:"trades"`
-	PrevClose     string `json:"prev_close,omitempty"`
-	Bid           string `json:"bid,omitempty"`
+	LastPrice string `json:"last_price,omitempty"`
+	LastQty   int64  `json:"last_qty"`
+	Volume    int64  `json:"volume"`
+	Trades    int64  `json:"trades"`
+	PrevClose string `json:"prev_close,omitempty"`
+	Bid       string `json:"bid,omitempty"`
+	// BidQty and AskQty are the whole of the orders at the best prices,
+	// icebergs' reserves included (the operator's view of the book; the
+	// feed and FIX market data show an iceberg's slice).
 	BidQty        int64  `json:"bid_qty"`
 	Ask           string `json:"ask,omitempty"`
 	AskQty        int64  `json:"ask_qty"`
