@@ -32,7 +32,8 @@
 //     with its date and time (UTC)
 //     (an instrument listed, a kill switch turned on or off and a limit
 //     changed through the admin API among them: a limit by its name in
-//     the configuration, with its new value, "none" for one removed).
+//     the configuration, with its new value, "none" for one removed; and
+//     the automatic kills, by "automatic", with the rule that tripped).
 //
 // Every figure comes from the venue's event stream, never from engine
 // state: the market data DepthCache (status, best bid and offer, the
@@ -128,6 +129,9 @@
 // commands, without their reason (in the command: `fixvenue journal dump`
 // prints it), nor the value a refused limit change asked (its result
 // carries the figure in the way instead), and not a FIX client's
-// OrderMassCancelRequest, which is no operator's command. An automatic kill (a limit tripped) is no
-// operator's command and is not listed: GET /v1/risk shows the switches.
+// OrderMassCancelRequest, which is no operator's command. An automatic
+// kill (a limit tripped) is listed with them, by "automatic", naming the
+// subject and the rule (its RiskControlResult carries no figure: GET
+// /v1/risk and the venue's log say what is known of it); it takes a place
+// of the OperatorResultsKept.
 package console

@@ -75,11 +75,11 @@ type OperatorRecord struct {
 }
 
 // RiskRecord is what a RiskControlResult says of an operator's kill,
-// reset or limit change (Action ActionRisk).
+// reset or limit change, or of an automatic kill (Action ActionRisk).
 type RiskRecord struct {
-	Action  venue.RiskAction // Kill, Reset or SetLimit
+	Action  venue.RiskAction // Kill, Reset, SetLimit or AutoKill
 	Scope   venue.RiskScope
-	Limit   venue.RiskLimit // SetLimit
+	Limit   venue.RiskLimit // SetLimit; AutoKill: the rule that tripped it
 	Result  venue.RiskResult
 	Value   int64 // SetLimit: the new value (core.RiskLimitRemove: removed); refused: the figure in the way
 	Account string
@@ -368,10 +368,19 @@ func (t *Tape) apply(ev []byte) {
 			return
 		}
 		// An operator's kill, reset or limit change is journaled like a
-		// halt, and listed with them; an automatic kill (a limit tripped)
-		// and the periodic utilisation report are no operator's.
-		// The result names no operator: the command does (Command).
+		// halt, and listed with them; so is an automatic kill (a limit
+		// tripped), which no operator made and whose row says so: before,
+		// nothing on the pages said why a switch was on. The periodic
+		// utilisation report is not listed. The result names no operator:
+		// the command does (Command).
 		switch e.Action() {
+		case venue.RiskActionAutoKill:
+			if e.Result() != venue.RiskResultApplied {
+				return
+			}
+			t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: ActionRisk, Session: e.SessionIdx(),
+				Count: e.CancelledCount(), Risk: RiskRecord{Action: e.Action(), Scope: e.Scope(), Limit: e.Limit(), Result: e.Result(),
+					Account: string(trimNul(e.Account()))}}, nil)
 		case venue.RiskActionKill, venue.RiskActionReset, venue.RiskActionSetLimit:
 			n, noted := t.note(e.CauseSeq())
 			t.operatorRecord(OperatorRecord{Seq: e.CauseSeq(), TimeNs: e.TimestampNs(), Action: ActionRisk, Session: e.SessionIdx(),

@@ -535,3 +535,59 @@ func wantRecordsRestored(t *testing.T, tp *Tape, want []OperatorRecord) {
 		t.Fatalf("restored %+v\nwant %+v", again.operatorRecords(), want)
 	}
 }
+
+// TestTapeListsAnAutomaticKill: an automatic kill (a limit tripped) is
+// listed with the operator commands, as the venue's own, naming the
+// subject and the rule; a state saved with it restores it alike. Before,
+// the list had no row of it, and nothing on the pages said why a kill
+// switch was on.
+func TestTapeListsAnAutomaticKill(t *testing.T) {
+	tp := NewTape([]uint32{1}, nil)
+	for _, k := range []struct {
+		seq   uint64
+		scope venue.RiskScope
+		rule  venue.RiskLimit
+	}{{40, venue.RiskScopeSession, venue.RiskLimitKillAfterBreaches}, {41, venue.RiskScopeAccount, venue.RiskLimitKillAtLoss}} {
+		tp.apply(cmdtest.Encode(t, make([]byte, 256), func(e *venue.RiskControlResult) {
+			e.SetCauseSeq(k.seq)
+			e.SetTimestampNs(int64(k.seq))
+			e.SetScope(k.scope)
+			e.SetAction(venue.RiskActionAutoKill)
+			e.SetResult(venue.RiskResultApplied)
+			e.SetLimit(k.rule)
+			e.SetCancelledCount(2)
+			if k.scope == venue.RiskScopeSession {
+				e.SetSessionIdx(3)
+			} else {
+				copy(e.AccountArray()[:], "FUND")
+			}
+		}))
+	}
+	bySession := map[uint16]string{3: "CLIENT4"}
+	recs := tp.operatorRecords()
+	if len(recs) != 2 {
+		t.Fatalf("records %+v, want the two automatic kills", recs)
+	}
+	for i, want := range [][4]string{
+		{"AutoKill", "account FUND: kill_at_loss reached", "done", "automatic"},
+		{"AutoKill", "session CLIENT4: kill_after_breaches reached", "done", "automatic"},
+	} {
+		r := recs[i]
+		action, target, result := riskColumns(r, bySession, nil)
+		if got := [4]string{action, target, result, operatorOf(r)}; got != want || r.Count != 2 || r.Seq != 41-uint64(i) {
+			t.Errorf("row %d: %q (count %d, seq %d), want %q", i, got, r.Count, r.Seq, want)
+		}
+	}
+	wantRecordsRestored(t, tp, recs)
+	again := NewTape([]uint32{1}, nil)
+	var state bytes.Buffer
+	if err := tp.writeState(&state); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Restore(&state); err != nil {
+		t.Fatal(err)
+	}
+	if got := operatorOf(again.operatorRecords()[0]); got != "automatic" {
+		t.Fatalf("restored automatic kill's operator %q", got)
+	}
+}

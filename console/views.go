@@ -422,7 +422,7 @@ func (c *Console) operationsView() operationsView {
 		// With its date: the list spans days (the last OperatorResultsKept
 		// commands), and a halt of yesterday read as one of today.
 		row := operatorRow{Seq: r.Seq, Time: time.Unix(0, r.TimeNs).UTC().Format(time.DateTime), Action: r.Action.String(),
-			Result: "done", Count: r.Count, Operator: r.Operator}
+			Result: "done", Count: r.Count, Operator: operatorOf(r)}
 		if r.Action == ActionAddInstrument {
 			row.Action = "AddInstrument" // the admin API's name of the action
 		}
@@ -432,12 +432,6 @@ func (c *Console) operationsView() operationsView {
 		row.Target = target(r, bySession, byID)
 		if r.Action == ActionRisk {
 			row.Action, row.Target, row.Result = riskColumns(r, bySession, byID)
-		}
-		if row.Operator == "" {
-			// A risk command's the tape had no note of, or restored from a
-			// state of an older build (OperatorRecord.Unnoted): said, not
-			// shown as none (the page's note says where to read it).
-			row.Operator = operatorUnknown
 		}
 		v.Journal = append(v.Journal, row)
 	}
@@ -452,10 +446,28 @@ func (c *Console) operationsView() operationsView {
 // does not know it (OperatorRecord.Unnoted).
 const (
 	operatorUnknown = "(unknown)"
-	accountUnknown  = "account filter unknown"
-	statusUnknown   = "status unknown"
-	bandUnknown     = "band unknown"
+	// operatorAutomatic is the operator of an automatic kill: the venue's
+	// own, by the rule the row's target names.
+	operatorAutomatic = "automatic"
+	accountUnknown    = "account filter unknown"
+	statusUnknown     = "status unknown"
+	bandUnknown       = "band unknown"
 )
+
+// operatorOf is who acted: the venue for an automatic kill, else the
+// operator the record names. A risk command's the tape had no note of, or
+// restored from a state of an older build (OperatorRecord.Unnoted), is
+// said to be unknown, not shown as none (the page's note says where to
+// read it).
+func operatorOf(r OperatorRecord) string {
+	switch {
+	case r.Action == ActionRisk && r.Risk.Action == venue.RiskActionAutoKill:
+		return operatorAutomatic
+	case r.Operator == "":
+		return operatorUnknown
+	}
+	return r.Operator
+}
 
 // target names what an operator command acted on, of the instruments
 // byID (the console's, by id).
@@ -536,13 +548,21 @@ func target(r OperatorRecord, bySession map[uint16]string, byID map[uint32]confi
 
 // riskColumns gives a kill switch's or a limit's row its action, target
 // and result, in the admin API's terms: a limit by its name in the
-// configuration, a removed one "none" (core.RiskLimitRemove).
+// configuration, a removed one "none" (core.RiskLimitRemove); an automatic
+// kill's, the rule that tripped it.
 func riskColumns(r OperatorRecord, bySession map[uint16]string, byID map[uint32]config.Instrument) (action, target, result string) {
 	k := r.Risk
-	action = map[venue.RiskAction]string{venue.RiskActionKill: "Kill", venue.RiskActionReset: "Reset", venue.RiskActionSetLimit: "SetLimit"}[k.Action]
+	action = map[venue.RiskAction]string{venue.RiskActionKill: "Kill", venue.RiskActionReset: "Reset", venue.RiskActionSetLimit: "SetLimit",
+		venue.RiskActionAutoKill: "AutoKill"}[k.Action]
 	target = "session " + bySession[r.Session]
 	if k.Scope == venue.RiskScopeAccount {
 		target = "account " + k.Account
+	}
+	if k.Action == venue.RiskActionAutoKill {
+		// The rule that tripped it, by its name in the configuration; its
+		// event carries no figure (gateway.AutoKill), GET /v1/risk and the
+		// venue's log say what is known of it.
+		return action, target + ": " + ops.RiskLimitNames[k.Limit] + " reached", "done"
 	}
 	result = "done"
 	if k.Result != venue.RiskResultApplied {

@@ -254,6 +254,11 @@
 // limit, whose it is and the figures (on a replace, the OrderCancelReject's
 // Text). RiskControlResult answers the control endpoint (AwaitRiskResult)
 // and, with RiskBreach and RiskUtilisation, feeds the fixvenue_risk_* metrics.
+// An automatic kill's is logged as a warning, by the live gateway only (not
+// one rendering reports again from the journal), and kept in the view
+// (RiskReport.AutoKill) until a reset: the rule, the limit in force, the
+// command that tripped it and, for a breach count, the reject that did;
+// its event carries no figure (AutoKill says what stands in for it).
 //
 // Sessions: throttles over a sliding one-second window of the wall clock
 // (Config.Now; one stepped back goes on from its time, what the window held

@@ -283,7 +283,7 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	// ExpireTime, StopPx, MaxFloor and ExecInst 6: orderTerms; an auction's
 	// TradingSessionSubID): from every replayed event, those before the
 	// period too, or a copy of an order entered before it would lack them.
-	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil),
+	rg := &Gateway{cfg: g.cfg, log: g.log, replay: true, metrics: NewMetrics(nil),
 		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
 	grant := s.cfg.DropCopy

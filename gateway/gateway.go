@@ -158,6 +158,10 @@ type Gateway struct {
 	bySession map[quickfix.SessionID]*session
 	metrics   *Metrics
 	breach    lastBreach // the last RiskBreach (outbound goroutine only; risk.go)
+	// replay marks a gateway that renders reports again from the journal
+	// (a drop-copy replay, the reports lost at a crash): what it sees
+	// happened before, and it logs none of it as news (autoKilled).
+	replay    bool
 	riskMu    sync.Mutex // guards riskSeen
 	riskSeen  riskSeen   // what the admin API shows of risk (risk.go)
 	riskWaits await.Waits[int64, RiskResult]

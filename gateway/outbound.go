@@ -443,6 +443,7 @@ func RejectText(r venue.RejectReason) string {
 
 func (g *Gateway) onRejected(e *venue.OrderRejected) {
 	text := g.riskText(int64(e.CauseSeq()), e.Reason())
+	g.breachAnswered(e.Reason(), e.ClOrdID(), text)
 	if text == "" {
 		text = g.rejectText(e.Reason(), e.InstrumentID(), e.OrdType(), e.PriceTicks())
 	}
@@ -693,6 +694,7 @@ func (g *Gateway) onCancelRejected(e *venue.CancelRejected) {
 	text := RejectText(e.Reason())
 	if t := g.riskText(int64(e.CauseSeq()), e.Reason()); t != "" {
 		text = t
+		g.breachAnswered(e.Reason(), e.ClOrdID(), t)
 	}
 	if e.Reason() == venue.RejectReasonUnknownOrder && e.OrderID() != 0 {
 		text = replacedOrigText // the only unknown order the matcher names (core locate)

@@ -261,7 +261,7 @@ func (g *Gateway) Redeliver(lost *LostReports, within time.Duration) (reports, c
 	// with it (termsOf reads held changes first): the order may have ended
 	// by the replay's end, and the open-order view seeded then, read
 	// otherwise, no longer holds it.
-	rg := &Gateway{cfg: g.cfg, log: g.log, metrics: NewMetrics(nil), open: g.open, rejectEchoes: newRejectEchoes(1)}
+	rg := &Gateway{cfg: g.cfg, log: g.log, replay: true, metrics: NewMetrics(nil), open: g.open, rejectEchoes: newRejectEchoes(1)}
 	rg.instruments.Store(g.instruments.Load())
 	marks := lost.marks
 	for i, ev := range lost.events {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,6 +29,11 @@ type lastBreach struct {
 	current int64
 	request int64
 	account string
+	// clOrdID and text are the ClOrdID and Text of the reject the breach
+	// caused (onRejected, onCancelRejected), which an automatic kill it
+	// trips names (autoKilled).
+	clOrdID string
+	text    string
 }
 
 type riskMetrics struct {
@@ -80,6 +86,16 @@ func (g *Gateway) onRiskBreach(e *venue.RiskBreach) {
 	g.metrics.risk.rejects.WithLabelValues(limitName(e.Limit()), e.Scope().String()).Inc()
 }
 
+// breachAnswered notes the ClOrdID and Text of the reject that answered
+// the last RiskBreach (riskText gave the text: same command), which an
+// automatic kill the breach trips names.
+func (g *Gateway) breachAnswered(reason venue.RejectReason, clOrdID []byte, text string) {
+	if reason != venue.RejectReasonRiskLimitExceeded || text == "" {
+		return
+	}
+	g.breach.clOrdID, g.breach.text = string(bytes.TrimRight(clOrdID, "\x00")), text
+}
+
 // limitName names the limit a reject broke in the metrics; a breach of no
 // limit is an order refused by a kill switch.
 func limitName(l venue.RiskLimit) string {
@@ -99,12 +115,16 @@ func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
 	}
 	name := g.subjectName(e.Scope(), e.SessionIdx(), e.Account())
 	switch e.Action() {
-	case venue.RiskActionKill, venue.RiskActionAutoKill:
+	case venue.RiskActionKill:
 		g.metrics.risk.killed.WithLabelValues(name).Set(1)
 		g.seeRisk(name, func(r *RiskReport) { r.Killed = true })
+	case venue.RiskActionAutoKill:
+		g.metrics.risk.killed.WithLabelValues(name).Set(1)
+		auto := g.autoKilled(e, name)
+		g.seeRisk(name, func(r *RiskReport) { r.Killed, r.AutoKill = true, auto })
 	case venue.RiskActionReset:
 		g.metrics.risk.killed.WithLabelValues(name).Set(0)
-		g.seeRisk(name, func(r *RiskReport) { r.Killed = false })
+		g.seeRisk(name, func(r *RiskReport) { r.Killed, r.AutoKill = false, nil })
 	case venue.RiskActionSetLimit:
 		key := RiskLimitKey{Subject: name, Limit: e.Limit(), InstrumentID: e.InstrumentID()}
 		g.riskMu.Lock()
@@ -120,6 +140,69 @@ func (g *Gateway) onRiskControlResult(e *venue.RiskControlResult) {
 	}
 }
 
+// AutoKill is why an automatic kill tripped (README "Risk limits"), as
+// outbound saw it live. The AutoKill RiskControlResult names the subject,
+// the rule (its limit field), the command that tripped it (causeSeq), its
+// time and the orders it cancelled, but no figure: its value is 0, and
+// giving it the figure would change every AutoKill event a journal
+// replays, which must replay byte for byte. So the limit is the one in
+// force as the gateway knows it (riskSeen.limits); the breach count is
+// that limit, for the count reaches it one reject at a time (a limit at
+// or below the count is refused, a reset zeroes the count); the loss is
+// not known beyond having reached the limit.
+type AutoKill struct {
+	Rule   venue.RiskLimit // KillAfterBreaches or KillAtLoss
+	Limit  int64           // 0: not known
+	Figure int64           // KillAfterBreaches: the day's risk rejects; KillAtLoss: 0, not carried
+	Seq    int64           // the command that tripped it
+	TimeNs int64
+	// Cancelled is how many open orders the kill cancelled.
+	Cancelled uint32
+	// TrippedBy, for KillAfterBreaches, is the reject that tripped it: its
+	// session, ClOrdID and Text ("" if outbound saw none).
+	TrippedBy string
+}
+
+// AutoKillRule names an automatic kill's rule as the configuration does.
+func AutoKillRule(l venue.RiskLimit) string {
+	switch l {
+	case venue.RiskLimitKillAfterBreaches:
+		return "kill_after_breaches"
+	case venue.RiskLimitKillAtLoss:
+		return "kill_at_loss"
+	}
+	return l.String()
+}
+
+// autoKilled builds what the view keeps of an automatic kill and, on the
+// live gateway only (not one rendering reports again from the journal),
+// logs it: nothing else tells an operator why a switch went on.
+func (g *Gateway) autoKilled(e *venue.RiskControlResult, name string) *AutoKill {
+	a := &AutoKill{Rule: e.Limit(), Seq: int64(e.CauseSeq()), TimeNs: e.TimestampNs(), Cancelled: e.CancelledCount()}
+	g.riskMu.Lock()
+	a.Limit = g.riskSeen.limits[RiskLimitKey{Subject: name, Limit: e.Limit()}]
+	g.riskMu.Unlock()
+	if a.Rule == venue.RiskLimitKillAfterBreaches {
+		a.Figure = a.Limit
+		if b := &g.breach; b.cause == a.Seq && b.text != "" {
+			a.TrippedBy = fmt.Sprintf("%s ClOrdID %s: %s", g.subjectName(venue.RiskScopeSession, b.session, nil), b.clOrdID, b.text)
+		}
+	}
+	if g.replay {
+		return a
+	}
+	figure := "unknown: the day's loss reached at least the limit (the event carries no figure)"
+	if a.Rule == venue.RiskLimitKillAfterBreaches {
+		figure = strconv.FormatInt(a.Figure, 10) + " risk rejects today"
+	}
+	attrs := []any{"subject", name, "rule", AutoKillRule(a.Rule), "limit", a.Limit, "figure", figure, "seq", a.Seq, "cancelled", a.Cancelled}
+	if a.TrippedBy != "" {
+		attrs = append(attrs, "tripped_by", a.TrippedBy)
+	}
+	g.log.Warn("risk: automatic kill switch tripped", attrs...)
+	return a
+}
+
 // RiskReport is a subject's state as outbound last saw it: the kill switch
 // (from kills, resets and reports) and, when Figures is set, the figures of
 // its latest RiskUtilisation, as of command Seq (-1: seeded from a
@@ -133,6 +216,11 @@ type RiskReport struct {
 	CreditUsed, CreditLimit            int64
 	PositionUsed, PositionLimit        int64
 	OpenOrders, OpenNotional, Breaches int64
+	// AutoKill says why the kill switch is on when an automatic kill
+	// turned it on since this gateway started (nil: an operator's kill, or
+	// one from before the start, whose cause the state replayed does not
+	// keep).
+	AutoKill *AutoKill
 }
 
 // RiskLimitKey names one limit of one subject ("session:ID" or
@@ -197,7 +285,11 @@ func (g *Gateway) RiskSeen() (map[string]RiskReport, map[RiskLimitKey]int64) {
 	reports := make(map[string]RiskReport, len(g.riskSeen.reports))
 	for k, v := range g.riskSeen.reports {
 		if v.Figures && v.Seq < g.riskSeen.rounds[0] {
-			v = RiskReport{Killed: v.Killed} // left out of the last two reports (RiskReportPublished)
+			v = RiskReport{Killed: v.Killed, AutoKill: v.AutoKill} // left out of the last two reports (RiskReportPublished)
+		}
+		if v.AutoKill != nil {
+			a := *v.AutoKill
+			v.AutoKill = &a
 		}
 		reports[k] = v
 	}
@@ -266,7 +358,15 @@ func (g *Gateway) seeReport(name string, rep RiskReport) {
 		killed = 1
 	}
 	m.killed.WithLabelValues(name).Set(killed)
-	g.seeRisk(name, func(r *RiskReport) { *r = rep })
+	g.seeRisk(name, func(r *RiskReport) {
+		// A report says whether the switch is on, not why: an automatic
+		// kill's cause stays while it is.
+		auto := r.AutoKill
+		*r = rep
+		if rep.Killed {
+			r.AutoKill = auto
+		}
+	})
 }
 
 // riskText is the Text of a risk reject caused by command cause, from the

@@ -92,6 +92,27 @@ type RiskSubject struct {
 	Killed  bool             `json:"killed"`
 	Limits  map[string]int64 `json:"limits"`
 	Figures *RiskFigures     `json:"figures,omitempty"` // nil: none to report (nothing open, no limit of its figures, kill switch off)
+	// AutoKill says why the kill switch is on when an automatic kill
+	// turned it on (nil: an operator's kill, or one from before the
+	// venue started, whose cause the replayed state does not keep).
+	AutoKill *RiskAutoKill `json:"auto_kill,omitempty"`
+}
+
+// RiskAutoKill is an automatic kill's cause (README "Risk limits"): the
+// rule by its name in the configuration, the limit in force, the
+// command that tripped it and when. The matcher's event carries no
+// figure: for kill_after_breaches it is the limit (the day's risk rejects
+// reach it one at a time), given as Breaches with the reject that
+// tripped it; for kill_at_loss the loss is only known to have reached
+// the limit.
+type RiskAutoKill struct {
+	Rule      string `json:"rule"`
+	Limit     int64  `json:"limit"` // 0: not known
+	Breaches  int64  `json:"breaches,omitempty"`
+	TrippedBy string `json:"tripped_by,omitempty"`
+	Seq       int64  `json:"seq"`
+	Time      string `json:"time"` // RFC 3339, UTC
+	Cancelled uint32 `json:"cancelled"`
 }
 
 // RiskFigures are a subject's figures in a RiskUtilisation report.

@@ -414,6 +414,11 @@ func riskSubjects(cfg *config.Config, listed []config.Instrument, reports map[st
 					PositionUsed: r.PositionUsed, PositionLimit: r.PositionLimit, OpenOrders: r.OpenOrders,
 					OpenNotional: r.OpenNotional, Breaches: r.Breaches}
 			}
+			if a := r.AutoKill; a != nil && r.Killed {
+				subj.AutoKill = &ops.RiskAutoKill{Rule: gateway.AutoKillRule(a.Rule), Limit: a.Limit, Breaches: a.Figure,
+					TrippedBy: a.TrippedBy, Seq: a.Seq, Time: time.Unix(0, a.TimeNs).UTC().Format(time.RFC3339Nano),
+					Cancelled: a.Cancelled}
+			}
 		}
 		index[key] = len(out)
 		out = append(out, subj)
