@@ -153,6 +153,27 @@ func (c *adminClient) printRisk(list []ops.RiskSubject) {
 		fmt.Fprintf(w, "%s:%s\t%v\t%s\t%s\t%s\t%s\t%s\n", s.Scope, s.Name, s.Killed, credit, position, open, breaches, limitsText(s.Limits))
 	}
 	w.Flush()
+	// Why a switch an automatic kill turned on is on: what an operator
+	// reads before a reset (README "Risk limits").
+	for _, s := range list {
+		if a := s.AutoKill; a != nil {
+			fmt.Fprintf(c.out, "%s:%s killed automatically at %s (journal seq %d): %s\n", s.Scope, s.Name, a.Time, a.Seq, autoKillText(a))
+		}
+	}
+}
+
+// autoKillText says which rule tripped an automatic kill, at which limit,
+// by what, and the orders it cancelled.
+func autoKillText(a *ops.RiskAutoKill) string {
+	limit := "limit unknown"
+	if a.Limit != 0 {
+		limit = fmt.Sprintf("limit %d", a.Limit)
+	}
+	t := fmt.Sprintf("%s reached (%s)", a.Rule, limit)
+	if a.TrippedBy != "" {
+		t += ", tripped by " + a.TrippedBy
+	}
+	return t + ", " + plural(int64(a.Cancelled), "order") + " cancelled"
 }
 
 // limitsText is a subject's limits as name=value pairs sorted by name,

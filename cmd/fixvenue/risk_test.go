@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -508,5 +509,30 @@ func TestRiskAnswerNamesTheLimitAsTheCallDid(t *testing.T) {
 		"--value", "2000000", "--reason", "r", "--json")
 	if code != 0 || !strings.Contains(out, `"limit": "credit_limit"`) {
 		t.Fatalf("risk limits --json: exit %d:\n%s", code, out)
+	}
+}
+
+// TestRiskShowSaysWhyAnAutomaticKillTripped: `risk show` follows its table
+// with the cause of each switch an automatic kill turned on (the admin
+// API's auto_kill), which the table's KILLED column alone does not say.
+func TestRiskShowSaysWhyAnAutomaticKillTripped(t *testing.T) {
+	var out bytes.Buffer
+	c := &adminClient{prog: "fixvenue admin", out: &out}
+	c.printRisk([]ops.RiskSubject{
+		{Scope: "session", Name: "CLIENT3", Killed: true, AutoKill: &ops.RiskAutoKill{Rule: "kill_after_breaches", Limit: 2, Breaches: 2,
+			TrippedBy: "session:CLIENT3 ClOrdID q2: order exceeds limit", Seq: 41, Time: "2026-12-08T09:30:00Z", Cancelled: 1}},
+		{Scope: "account", Name: "FUND", Killed: true, AutoKill: &ops.RiskAutoKill{Rule: "kill_at_loss", Seq: 52, Time: "2026-12-08T10:00:00Z"}},
+		{Scope: "session", Name: "CLIENT1", Killed: true},
+	})
+	for _, want := range []string{
+		"session:CLIENT3 killed automatically at 2026-12-08T09:30:00Z (journal seq 41): kill_after_breaches reached (limit 2), tripped by session:CLIENT3 ClOrdID q2: order exceeds limit, 1 order cancelled\n",
+		"account:FUND killed automatically at 2026-12-08T10:00:00Z (journal seq 52): kill_at_loss reached (limit unknown), 0 orders cancelled\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("risk show lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "CLIENT1 killed automatically") {
+		t.Errorf("an operator's kill said to be automatic:\n%s", out.String())
 	}
 }
