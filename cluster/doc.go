@@ -261,7 +261,7 @@
 //	matcher snapshot (core/snapshot.go), to the end
 //
 // The server's parts are "marketdata", the feed's state (marketdata/state.go,
-// FVMDST05: books, statistics, refill count, next sequence number; the
+// FVMDST06: books, statistics, indicatives, refill count, next sequence number; the
 // leader derives it with marketdata.FeedState, which numbers messages as
 // the feed does and sends none), and "console", the console tape's state (console/state.go).
 // A follower restores each into a new standby feed and tape, so it

@@ -84,7 +84,7 @@ func (t *Tracker) applyAuction(tid uint16, ev []byte) error {
 	}
 	if u.kind == mdsbe.AuctionUpdateKindIndicative {
 		in.indicative = Indicative{Active: true, PriceTicks: u.priceTicks, MatchedQty: u.matchedQty,
-			ImbalanceSide: u.side, ImbalanceQty: u.imbalanceQty, Rule: u.rule}
+			ImbalanceSide: u.side, ImbalanceQty: u.imbalanceQty, Rule: u.rule, Phase: u.status}
 	} else {
 		in.indicative = Indicative{}
 	}
@@ -101,6 +101,11 @@ type Indicative struct {
 	ImbalanceSide venue.ImbalanceSide
 	ImbalanceQty  int64
 	Rule          venue.AuctionRule
+	// Phase is the status the AuctionIndicative carried, which its
+	// AuctionUpdate published: a snapshot repeats it, not the instrument's
+	// status now, which a call's extension (VolatilityAuction) or a halt
+	// has changed since (package documentation, "Auctions").
+	Phase venue.TradingStatus
 }
 
 // auctionUpdate is what an AuctionUpdate message says.

@@ -79,7 +79,7 @@
 // during a command), most likely of that order, and an id from 2^62 says
 // that it is one.
 //
-// The count is in the feed's saved state (state.go, version 05), so a
+// The count is in the feed's saved state (state.go, since version 05), so a
 // replay, a start from a snapshot and every cluster replica hand out the
 // same ids. A version 04 state, saved when the feed showed a refill under
 // its OrderID, loads with every order under its OrderID, as receivers saw
@@ -113,12 +113,19 @@
 // reason of the InstrumentStatus that follows it. A snapshot of an
 // instrument in a call carries its last indicative, an AuctionUpdate of kind
 // Indicative after its entries at their rptSeq, so that a client that joins
-// or recovers during a call knows what it would uncross at.
+// or recovers during a call knows what it would uncross at. Its status is
+// the one that indicative's AuctionUpdate carried (Indicative.Phase, the
+// call phase the engine gave), not the instrument's status now, which the
+// entries carry: during a closing call's extension (VolatilityAuction) a
+// client that recovers sees ClosingCall as the live clients did, and in a
+// halted call the call's phase, not Halted.
 // InstrumentState.Indicative (so a DepthCache's copy, which FIX market
 // data reads) holds the last indicative until the uncross or a status that
 // is neither a call nor a halt clears it (a halted call keeps its orders and
 // the engine publishes its changes, so its indicative stays); the feed's
-// saved state carries it.
+// saved state carries it with its phase (since version 06: an older state
+// loads with the instrument's status as the phase, what the feed that saved
+// it put in a snapshot, until the call's next indicative).
 //
 // The tracker is allocated once (OrdersMax orders, LevelsMax levels per side
 // per instrument: set both at least as large as the engine's) and applies an
@@ -245,8 +252,8 @@
 // night), at the stop once every event is applied (Feed.CaptureAtStop)
 // (state.go draws the format: the
 // books by order in priority order, each instrument's rptSeq, status, last
-// trade and volume, the number of refills published, and the next sequence
-// number). A start loads the newest
+// trade, volume and call's last indicative, the number of refills
+// published, and the next sequence number). A start loads the newest
 // snapshot that has the feed's state beside it (Feed.Restore) and replays
 // the commands after it; a snapshot without one is passed over, and with
 // none the whole journal is replayed. Either way the feed holds only what it

@@ -148,7 +148,10 @@ func (e *snapshotEncoder) instrument(t *Tracker, in *instrument) {
 // indicative writes the call's last indicative uncross as an AuctionUpdate
 // of kind Indicative after the instrument's entries, at the rptSeq they
 // carry: a client that joins or recovers during a call knows at once what
-// the call would uncross at (package documentation, "Auctions").
+// the call would uncross at (package documentation, "Auctions"). Its status
+// is the phase the live AuctionUpdate carried, not the instrument's status
+// now: the entries carry that, and a call extended into a volatility
+// auction or halted is still the call it was.
 func (e *snapshotEncoder) indicative(in *instrument, ind *Indicative) {
 	buf, off, ok := e.reserve(mdsbe.AuctionUpdateEncodedLength)
 	if !ok {
@@ -157,7 +160,7 @@ func (e *snapshotEncoder) indicative(in *instrument, ind *Indicative) {
 	var m mdsbe.AuctionUpdate
 	_ = m.WrapEncode(buf, off)
 	m.SetInstrumentID(uint32(in.def.ID))
-	m.SetStatus(in.status)
+	m.SetStatus(mdsbe.TradingStatus(ind.Phase))
 	m.SetKind(mdsbe.AuctionUpdateKindIndicative)
 	m.SetImbalanceSide(mdsbe.ImbalanceSide(ind.ImbalanceSide))
 	m.SetRule(mdsbe.AuctionRule(ind.Rule))

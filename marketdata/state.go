@@ -23,7 +23,7 @@ func boolByte(b bool) byte {
 // so that a venue can start from a snapshot instead of replaying its whole
 // journal (see "Restarts" in doc.go). All integers little-endian:
 //
-//	magic "FVMDST05" (8)
+//	magic "FVMDST06" (8)
 //	nextSeq   u64   sequence number of the next feed message
 //	timeNs    i64   event time of the last event applied
 //	refills   u64   refilled slices published so far (the last public id
@@ -36,7 +36,7 @@ func boolByte(b bool) byte {
 //	  id u32 | status u8 | rptSeq u64 | lastTradePriceTicks i64 |
 //	  lastTradeQty i64 | volume i64 | the call's last indicative: active u8 |
 //	  priceTicks i64 | matchedQty i64 | imbalanceSide u8 | imbalanceQty i64 |
-//	  rule u8 (all zero outside a call)
+//	  rule u8 | phase u8 (the status it carried; all zero outside a call)
 //	  per side (bids, then asks): orderCount u32, then per order in
 //	  priority order (best level first, then time): orderId u64 |
 //	  priceTicks i64 | shown qty i64 (an iceberg's display slice, else the
@@ -47,13 +47,18 @@ func boolByte(b bool) byte {
 // snapshot file; the state holds exactly what the tracker derived from the
 // events of the commands up to the snapshot's seq, never engine state.
 // Versions 03, without the indicative (a call's indicative came back only
-// when it changed after a start from a snapshot), and 04, without the
-// refills' public ids, are still read. A feed that wrote them published a
-// refill under the order's OrderID: such a state loads with every order
-// under its OrderID, as the receivers saw it, and the refill count at 0
-// (package documentation, "Icebergs").
+// when it changed after a start from a snapshot), 04, without the
+// refills' public ids, and 05, without the indicative's phase, are still
+// read. A feed that wrote 03 or 04 published a refill under the order's
+// OrderID: such a state loads with every order under its OrderID, as the
+// receivers saw it, and the refill count at 0 (package documentation,
+// "Icebergs"). A feed that wrote 04 or 05 stamped a snapshot's indicative
+// with the instrument's status: its indicative loads with that status as
+// its phase, which a snapshot repeats until the next indicative (package
+// documentation, "Auctions").
 const (
-	stateMagic   = "FVMDST05"
+	stateMagic   = "FVMDST06"
+	stateMagic05 = "FVMDST05"
 	stateMagic04 = "FVMDST04"
 	stateMagic03 = "FVMDST03"
 )
@@ -104,6 +109,7 @@ func (t *Tracker) writeState(w io.Writer, nextSeq uint64) error {
 		bw.WriteByte(byte(ind.ImbalanceSide))
 		u64(uint64(ind.ImbalanceQty))
 		bw.WriteByte(byte(ind.Rule))
+		bw.WriteByte(byte(ind.Phase))
 		for si := range in.sides {
 			s := &in.sides[si]
 			n := uint32(0)
@@ -154,9 +160,10 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 	u64 := func() uint64 { return binary.LittleEndian.Uint64(read(8)) }
 	u32 := func() uint32 { return binary.LittleEndian.Uint32(read(4)) }
 	magic := string(read(8))
-	withIndicative := magic == stateMagic || magic == stateMagic04
-	withRefills := magic == stateMagic
-	if magic != stateMagic && magic != stateMagic04 && magic != stateMagic03 {
+	withIndicative := magic == stateMagic || magic == stateMagic05 || magic == stateMagic04
+	withRefills := magic == stateMagic || magic == stateMagic05
+	withPhase := magic == stateMagic
+	if magic != stateMagic && magic != stateMagic05 && magic != stateMagic04 && magic != stateMagic03 {
 		if magic[:6] == stateMagic[:6] {
 			return 0, fmt.Errorf("%w: feed state version %s, this build reads %s to %s only (remove the state to rebuild the feed from the journal)",
 				ErrBadState, magic[6:], stateMagic03[6:], stateMagic[6:])
@@ -211,7 +218,14 @@ func (t *Tracker) readState(r io.Reader) (uint64, error) {
 			ind.ImbalanceSide = venue.ImbalanceSide(read(1)[0])
 			ind.ImbalanceQty = int64(u64())
 			ind.Rule = venue.AuctionRule(read(1)[0])
-			if rerr == nil && (active > 1 || !ind.ImbalanceSide.Valid() || !ind.Rule.Valid() || (!ind.Active && ind != Indicative{})) {
+			if withPhase {
+				ind.Phase = venue.TradingStatus(read(1)[0])
+			} else if ind.Active {
+				// What the feed that wrote it put in a snapshot.
+				ind.Phase = venue.TradingStatus(in.status)
+			}
+			if rerr == nil && (active > 1 || !ind.ImbalanceSide.Valid() || !ind.Rule.Valid() ||
+				ind.Active != ind.Phase.Valid() || (!ind.Active && ind != Indicative{})) {
 				return 0, fmt.Errorf("%w: instrument %d: bad indicative", ErrBadState, in.def.ID)
 			}
 			in.indicative = ind

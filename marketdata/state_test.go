@@ -164,6 +164,7 @@ func FuzzReadState(f *testing.F) {
 	var good bytes.Buffer
 	_ = tr.writeState(&good, b.NextSeq())
 	f.Add(good.Bytes())
+	f.Add(stateAsVersion05(&testing.T{}, good.Bytes(), len(simTrackerDefs())))
 	f.Add([]byte(stateMagic))
 	f.Fuzz(func(t *testing.T, state []byte) {
 		fresh, _, _ := newStateTracker(t)
@@ -175,8 +176,21 @@ func FuzzReadState(f *testing.F) {
 		if err := fresh.writeState(&again, next); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(again.Bytes(), state) {
-			t.Fatalf("a loaded state writes back differently (%d bytes, was %d)", again.Len(), len(state))
+		if bytes.HasPrefix(state, []byte(stateMagic)) {
+			if !bytes.Equal(again.Bytes(), state) {
+				t.Fatalf("a loaded state writes back differently (%d bytes, was %d)", again.Len(), len(state))
+			}
+			return
+		}
+		// An older version writes back in the current one, which loads
+		// and writes back the same.
+		upgraded, _, _ := newStateTracker(t)
+		if _, err := upgraded.readState(bytes.NewReader(again.Bytes())); err != nil {
+			t.Fatalf("an older state writes back one this build refuses: %v", err)
+		}
+		var third bytes.Buffer
+		if err := upgraded.writeState(&third, next); err != nil || !bytes.Equal(third.Bytes(), again.Bytes()) {
+			t.Fatalf("an upgraded state writes back differently (%v)", err)
 		}
 	})
 }
@@ -227,8 +241,8 @@ func TestStateReadsVersion04(t *testing.T) {
 	cur := state.Bytes()
 	// Version 04 is version 05 without the refill count (and, here, with
 	// no order refilled).
-	old := append([]byte(stateMagic04), cur[8:24]...)
-	old = append(old, cur[32:]...)
+	old := append([]byte(stateMagic04), stateAsVersion05(t, cur, len(simTrackerDefs()))[8:24]...)
+	old = append(old, stateAsVersion05(t, cur, len(simTrackerDefs()))[32:]...)
 	restored, b, out := newStateTracker(t)
 	next, err := restored.readState(bytes.NewReader(old))
 	if err != nil || next != 7 {
@@ -269,9 +283,9 @@ func TestStateReadsVersion04(t *testing.T) {
 	}
 	good := refilled.Bytes()
 	// The refilled slice is the first ask of the first instrument: its
-	// flags follow the header (36 bytes), the instrument's own 64, the
+	// flags follow the header (36 bytes), the instrument's own 65, the
 	// bids' count and the asks' and the slice's id, price and quantity.
-	flagsAt := 36 + 64 + 4 + 4 + 24
+	flagsAt := 36 + 65 + 4 + 4 + 24
 	if good[flagsAt] != stateFlagIceberg|stateFlagRefilled {
 		t.Fatalf("flags %#x at %d: the test reads the wrong byte", good[flagsAt], flagsAt)
 	}
@@ -282,7 +296,121 @@ func TestStateReadsVersion04(t *testing.T) {
 			binary.LittleEndian.PutUint64(c[flagsAt+1:], uint64(RefillIDBase))
 			return c
 		}(),
-		"public id in version 04": append(append([]byte(stateMagic04), good[8:24]...), good[32:]...),
+		"public id in version 04": func() []byte {
+			v05 := stateAsVersion05(t, good, len(simTrackerDefs()))
+			return append(append([]byte(stateMagic04), v05[8:24]...), v05[32:]...)
+		}(),
+	} {
+		fresh, _, _ := newStateTracker(t)
+		if _, err := fresh.readState(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
+			t.Errorf("%s: err = %v, want ErrBadState", name, err)
+		}
+	}
+}
+
+// stateAsVersion05 returns a current state as version 05 wrote it: without
+// each indicative's phase. configured is how many instruments the tracker
+// was configured with (those after are added ones, with their definition).
+func stateAsVersion05(t testing.TB, cur []byte, configured int) []byte {
+	t.Helper()
+	const header = 36
+	if len(cur) < header || string(cur[:8]) != stateMagic {
+		t.Fatalf("not a version %s state", stateMagic[6:])
+	}
+	old := append([]byte(stateMagic05), cur[8:header]...)
+	at := header
+	take := func(n int) []byte {
+		if at+n > len(cur) {
+			t.Fatalf("state truncated at %d", at)
+		}
+		at += n
+		return cur[at-n : at]
+	}
+	n := int(binary.LittleEndian.Uint32(cur[header-4:]))
+	for i := 0; i < n; i++ {
+		if i >= configured {
+			old = append(old, take(16+8+1+8+1+4)...) // the added instrument's definition
+		}
+		// id, status, rptSeq, last trade, volume and the indicative without
+		// its phase, which the next byte is.
+		old = append(old, take(4+1+8+8+8+8+1+8+8+1+8+1)...)
+		take(1)
+		for range 2 {
+			count := take(4)
+			old = append(old, count...)
+			for k := uint32(0); k < binary.LittleEndian.Uint32(count); k++ {
+				o := take(8 + 8 + 8 + 1)
+				old = append(old, o...)
+				if o[24]&stateFlagRefilled != 0 {
+					old = append(old, take(8)...)
+				}
+			}
+		}
+	}
+	if at != len(cur) {
+		t.Fatalf("%d bytes after the last instrument", len(cur)-at)
+	}
+	return old
+}
+
+// TestStateReadsVersion05: a state of the version before the indicative's
+// phase loads with the phase taken from the instrument's status, which the
+// feed that wrote it put in a snapshot, and writes back in the current
+// version; outside a call it is the same state less the phases. An
+// indicative whose phase is not a status, a phase without an indicative,
+// and an old indicative on an instrument whose status is none, are refused.
+func TestStateReadsVersion05(t *testing.T) {
+	tc := callPhaseCases[0] // a closing call extended into a volatility auction
+	s := newScenarioOf(t, tc.instrument())
+	tc.run(s)
+	var state bytes.Buffer
+	if err := s.tr.writeState(&state, 9); err != nil {
+		t.Fatal(err)
+	}
+	cur := state.Bytes()
+	old := stateAsVersion05(t, cur, len(simTrackerDefs()))
+	if len(old) != len(cur)-len(simTrackerDefs()) {
+		t.Fatalf("version 05 is %d bytes, current %d", len(old), len(cur))
+	}
+	restored, _, _ := newStateTracker(t)
+	next, err := restored.readState(bytes.NewReader(old))
+	if err != nil || next != 9 {
+		t.Fatalf("version 05: next %d, %v", next, err)
+	}
+	want, _ := s.tr.State(1)
+	want.Indicative.Phase = venue.TradingStatusVolatilityAuction // the status, as that feed snapshot it
+	if got, _ := restored.State(1); got.Indicative != want.Indicative {
+		t.Fatalf("version 05 indicative %+v, want %+v", got.Indicative, want.Indicative)
+	}
+	var again bytes.Buffer
+	if err := restored.writeState(&again, next); err != nil {
+		t.Fatal(err)
+	}
+	if back := stateAsVersion05(t, again.Bytes(), len(simTrackerDefs())); !bytes.Equal(back, old) {
+		t.Fatal("a version 05 state writes back other than with a phase added")
+	}
+
+	// The phase is the indicative's last byte: it follows the header, the
+	// instrument's id, status, rptSeq, last trade, volume and the rest of
+	// the indicative.
+	phaseAt := 36 + 64
+	if cur[phaseAt] != byte(venue.TradingStatusClosingCall) {
+		t.Fatalf("phase %d at %d: the test reads the wrong byte", cur[phaseAt], phaseAt)
+	}
+	statusAt := 36 + 4
+	quiet, _, _ := newStateTracker(t)
+	var none bytes.Buffer
+	if err := quiet.writeState(&none, 1); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{
+		"phase not a status":          func() []byte { c := bytes.Clone(cur); c[phaseAt] = 0; return c }(),
+		"phase without an indicative": func() []byte { c := bytes.Clone(none.Bytes()); c[phaseAt] = 5; return c }(),
+		"version 05 with no status": func() []byte {
+			c := bytes.Clone(cur)
+			c[statusAt] = 0
+			return stateAsVersion05(t, c, len(simTrackerDefs()))
+		}(),
 	} {
 		fresh, _, _ := newStateTracker(t)
 		if _, err := fresh.readState(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {

@@ -32,8 +32,14 @@ type scenario struct {
 }
 
 func newScenario(t *testing.T) *scenario {
+	return newScenarioOf(t, simInstruments)
+}
+
+// newScenarioOf is newScenario with the matcher configured with
+// instruments, which must be simInstruments with other auction settings.
+func newScenarioOf(t *testing.T, instruments []core.InstrumentConfig) *scenario {
 	m, err := core.NewMatcher(core.Config{OrdersMax: 64, ClOrdIDsMax: 1024, SessionsMax: 4, LevelsPerSideMax: 1024,
-		Instruments: simInstruments})
+		Instruments: instruments})
 	if err != nil {
 		t.Fatal(err)
 	}

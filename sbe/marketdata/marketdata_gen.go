@@ -3007,7 +3007,7 @@ func (m AuctionUpdate) SetInstrumentID(v uint32) {
 
 // Status reads field "status" (id 2) at offset 4 (uint8).
 //
-// the call phase.
+// the call phase, as the venue gave it with this uncross; a snapshot's indicative repeats that of the call's last, whatever the instrument's status now (its entries carry that).
 func (m AuctionUpdate) Status() TradingStatus {
 	b := m.buf
 	return TradingStatus(b[12])
