@@ -189,7 +189,7 @@ func TestFollowerCatchesUpFromLargeSnapshotStream(t *testing.T) {
 	waitAppliedWithin(t, nodes, last, 30*time.Second)
 	sameVenueState(t, behind, other)
 	sameVenueState(t, behind, l)
-	sameVerify(t, nodes)
+	sameVerify(t, nodes, bigMatcherConfig())
 
 	// Restarted, it restores everything from raft.snapshot and replays the journal after it.
 	behind.stop()
@@ -278,12 +278,13 @@ func sameVenueState(t *testing.T, a, b *tcpNode) {
 	}
 }
 
-// sameVerify runs `journal verify`'s check on every replica's directory.
-func sameVerify(t *testing.T, nodes []*tcpNode) {
+// sameVerify runs `journal verify`'s check, with matcher configuration
+// cfg, on every replica's directory: all must agree.
+func sameVerify(t *testing.T, nodes []*tcpNode, cfg core.Config) {
 	t.Helper()
 	var want string
 	for _, n := range nodes {
-		res, err := Verify(n.dir, bigMatcherConfig(), nil)
+		res, err := Verify(n.dir, cfg, nil)
 		if err != nil {
 			t.Fatalf("node %d: journal verify: %v", n.id, err)
 		}

@@ -93,16 +93,5 @@ func TestFollowerOnAnEmptyDirectoryKeepsTheLeader(t *testing.T) {
 	for _, n := range nodes {
 		n.stop()
 	}
-	var want string
-	for _, n := range nodes {
-		res, err := Verify(n.dir, testMatcherConfig(), nil)
-		if err != nil {
-			t.Fatalf("node %d: journal verify: %v", n.id, err)
-		}
-		if want == "" {
-			want = res.String()
-		} else if res.String() != want {
-			t.Fatalf("node %d: journal verify %q, node %d %q", n.id, res.String(), nodes[0].id, want)
-		}
-	}
+	sameVerify(t, nodes, testMatcherConfig())
 }

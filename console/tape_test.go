@@ -325,25 +325,7 @@ func TestTapeNamesTheStatusSet(t *testing.T) {
 	}
 	wantRecordsRestored(t, tp, got)
 
-	var b []byte
-	b = binary.LittleEndian.AppendUint32(b, stateMagic)
-	b = binary.LittleEndian.AppendUint32(b, 6)
-	b = binary.LittleEndian.AppendUint64(b, 0) // dayNs
-	b = binary.LittleEndian.AppendUint32(b, 0) // instruments
-	b = binary.LittleEndian.AppendUint64(b, 1) // opsN
-	b = binary.LittleEndian.AppendUint32(b, 1) // kept
-	b = binary.LittleEndian.AppendUint64(b, 9)
-	b = binary.LittleEndian.AppendUint64(b, 1e9)
-	b = append(b, byte(venue.OperatorActionTypeSetTradingStatus), 0)
-	b = binary.LittleEndian.AppendUint16(b, 0xFFFF)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = append(b, 5)
-	b = append(b, "alice"...)
-	old := NewTape([]uint32{1}, nil)
-	if err := old.Restore(bytes.NewReader(b)); err != nil {
-		t.Fatal(err)
-	}
+	old := restoredOperatorRecord(t, 6, venue.OperatorActionTypeSetTradingStatus, 1)
 	if r := old.operatorRecords()[0]; !r.Unnoted || target(r, nil, map[uint32]config.Instrument{1: {Symbol: "ACME"}}) != "ACME, "+statusUnknown {
 		t.Fatalf("a version 6 record: %+v", r)
 	}
@@ -390,25 +372,7 @@ func TestTapeNamesTheBandSet(t *testing.T) {
 	}
 	wantRecordsRestored(t, tp, got)
 
-	var b []byte
-	b = binary.LittleEndian.AppendUint32(b, stateMagic)
-	b = binary.LittleEndian.AppendUint32(b, 7)
-	b = binary.LittleEndian.AppendUint64(b, 0) // dayNs
-	b = binary.LittleEndian.AppendUint32(b, 0) // instruments
-	b = binary.LittleEndian.AppendUint64(b, 1) // opsN
-	b = binary.LittleEndian.AppendUint32(b, 1) // kept
-	b = binary.LittleEndian.AppendUint64(b, 9)
-	b = binary.LittleEndian.AppendUint64(b, 1e9)
-	b = append(b, byte(venue.OperatorActionTypeSetPriceBand), 0)
-	b = binary.LittleEndian.AppendUint16(b, 0xFFFF)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, 0)
-	b = append(b, 5)
-	b = append(b, "alice"...)
-	old := NewTape([]uint32{1}, nil)
-	if err := old.Restore(bytes.NewReader(b)); err != nil {
-		t.Fatal(err)
-	}
+	old := restoredOperatorRecord(t, 7, venue.OperatorActionTypeSetPriceBand, 0)
 	if r := old.operatorRecords()[0]; !r.Unnoted || target(r, nil, acme) != "ACME, "+bandUnknown {
 		t.Fatalf("a version 7 record: %+v", r)
 	}
@@ -590,4 +554,31 @@ func TestTapeListsAnAutomaticKill(t *testing.T) {
 	if got := operatorOf(again.operatorRecords()[0]); got != "automatic" {
 		t.Fatalf("restored automatic kill's operator %q", got)
 	}
+}
+
+// restoredOperatorRecord is a tape restored from a console state of an
+// older version holding one operator record: action on instrument 1 by
+// alice, done, count changed (seq 9, at 1 s).
+func restoredOperatorRecord(t *testing.T, version uint32, action venue.OperatorActionType, count uint32) *Tape {
+	t.Helper()
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, stateMagic)
+	b = binary.LittleEndian.AppendUint32(b, version)
+	b = binary.LittleEndian.AppendUint64(b, 0) // dayNs
+	b = binary.LittleEndian.AppendUint32(b, 0) // instruments
+	b = binary.LittleEndian.AppendUint64(b, 1) // opsN
+	b = binary.LittleEndian.AppendUint32(b, 1) // kept
+	b = binary.LittleEndian.AppendUint64(b, 9)
+	b = binary.LittleEndian.AppendUint64(b, 1e9)
+	b = append(b, byte(action), 0)
+	b = binary.LittleEndian.AppendUint16(b, 0xFFFF)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, count)
+	b = append(b, 5)
+	b = append(b, "alice"...)
+	old := NewTape([]uint32{1}, nil)
+	if err := old.Restore(bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	return old
 }
