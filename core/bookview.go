@@ -269,6 +269,44 @@ func (m *Matcher) SupersededClOrdIDs(dst []SupersededClOrdID) []SupersededClOrdI
 	return dst
 }
 
+// EndedClOrdID is a ClOrdID that names an order ended today (filled,
+// cancelled, expired): the order's last ClOrdID, one a replace took from
+// it or a done cancel's. A cancel or replace naming it is too late
+// (locate, supersededOfEnded), and its reject gives the order's OrderID
+// and final status, OrdStatus.
+type EndedClOrdID struct {
+	SessionIdx uint16
+	OrderID    uint64
+	ClOrdID    string
+	OrdStatus  venue.OrdStatus
+}
+
+// EndedClOrdIDs appends to dst the ClOrdIDs of the orders ended since the
+// last EndOfDay (which forgets them), in the order they were given: what
+// a view of the open orders kept from the events holds of the orders it
+// no longer has (gateway, rejectCancel). It reads every record of the
+// day, once, at start-up.
+func (m *Matcher) EndedClOrdIDs(dst []EndedClOrdID) []EndedClOrdID {
+	for ri := range m.index.recsUsed {
+		r := &m.index.recs[ri]
+		if r.slot != noOrder {
+			continue
+		}
+		status := r.ordStatus
+		if status == venue.OrdStatusReplaced {
+			// A ClOrdID a replace or a done cancel left: the order's
+			// current record says whether, and how, it ended.
+			cur := m.index.findOrder(r.orderID)
+			if cur == noRec || m.index.recs[cur].slot != noOrder {
+				continue
+			}
+			status = m.index.recs[cur].ordStatus
+		}
+		dst = append(dst, EndedClOrdID{SessionIdx: r.sessionIdx, OrderID: r.orderID, ClOrdID: string(r.id()), OrdStatus: status})
+	}
+	return dst
+}
+
 // OrderTerms is what an order is beyond what its Fill and OrderCancelled
 // events carry, as its OrderAccepted and OrderReplaced events last gave it:
 // the terms every report of the order repeats (gateway/doc.go).

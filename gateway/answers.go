@@ -128,27 +128,34 @@ func orderReject(req *quickfix.Message, rej *rejection) *quickfix.Message {
 // only for an order the view does not hold. An OrigClOrdID a replace has
 // superseded finds its order as the matcher's does (core/cancel.go,
 // locate), and the Text says so after the refusal's own (supersededNote).
+// An order ended today is named too, with its final status (filled,
+// cancelled, expired), as the matcher's too-late reject names it: the
+// view remembers the day's ended orders (findEnded); 37=NONE 39=8 told the
+// client its order had never been.
 func (g *Gateway) rejectCancel(s *session, req *quickfix.Message, responseTo venue.CxlRejResponseTo, rej *rejection) {
 	g.awaitEarlierAnswers(s)
 	field := func(t quickfix.Tag) []byte { return append([]byte(nil), fieldBytes(req, t)...) }
 	orderID, status := field(tag.OrderID), ordStatusRejected
 	reason, text := cxlRejReasonOfOrd(rej.reason), rej.text
 	id, _ := strconv.ParseUint(string(orderID), 10, 64)
+	known := false
 	if o, superseded, ok := g.open.findNamed(s.idx, id, fieldBytes(req, tag.OrigClOrdID)); ok {
 		if superseded {
 			text += supersededNote
 		}
-		orderID, status = strconv.AppendUint(nil, o.orderID, 10), ordStatusNew
+		orderID, status, known = strconv.AppendUint(nil, o.orderID, 10), ordStatusNew, true
 		if o.cumQty > 0 {
 			status = ordStatusPartiallyFilled
 		}
-		if reason == cxlRejUnknownOrder {
-			// The order is known (its OrderID and status are given): an
-			// unknown Symbol is a field that is not the order's, 99 as the
-			// matcher answers another instrument's symbol, not 1, which
-			// would contradict them.
-			reason = cxlRejOther
-		}
+	} else if ended, final, ok := g.open.findEnded(s.idx, id, fieldBytes(req, tag.OrigClOrdID)); ok {
+		orderID, status, known = strconv.AppendUint(nil, ended, 10), ordStatusOf(final), true
+	}
+	if known && reason == cxlRejUnknownOrder {
+		// The order is known (its OrderID and status are given): an
+		// unknown Symbol is a field that is not the order's, 99 as the
+		// matcher answers another instrument's symbol, not 1, which
+		// would contradict them.
+		reason = cxlRejOther
 	}
 	m := cancelReject(orderID, field(tag.ClOrdID), field(tag.OrigClOrdID), status,
 		cxlRejResponseToOf(responseTo), reason, text)

@@ -48,7 +48,19 @@
 // replace has superseded still names its order there, as in the matcher,
 // until the order ends or an end of day (the Text adds that it is not the
 // current ClOrdID), so that a refusal never tells a client with a resting
-// order that it is unknown (37=NONE 39=8). Order types: market,
+// order that it is unknown (37=NONE 39=8). An order ended today (filled,
+// cancelled, expired) is named likewise, with its final OrdStatus (39=2,
+// 4, C), by its OrderID and each ClOrdID it had (its last, those replaces
+// took, a done cancel's), as the matcher's too-late reject names it, with
+// the refusal's own CxlRejReason and Text: the view remembers the day's
+// ended orders until the end of day's OperatorResult, seeded at start-up
+// from the matcher's records. It remembers at most Config.EndedClOrdIDsMax
+// of their ClOrdIDs (the matcher's engine.clordids_max, about 100 bytes
+// each); past that bound an order that ends is not remembered, and a
+// refusal naming it is answered 37=NONE 39=8 as before, until the end of
+// day. A cancel journaled before CancelRemembersClOrdID left no record of
+// its own ClOrdID in the matcher: the view, kept from the events, names
+// the order by it too until a restart. Order types: market,
 // limit, stop (40=3) and stop-limit (40=4, StopPx 99 required on both and
 // refused on others); MaxFloor (111) makes an iceberg. Every report of a
 // stop order echoes StopPx (fills and cancels read it from the open-order

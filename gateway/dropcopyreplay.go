@@ -285,6 +285,7 @@ func (g *Gateway) replayCopies(s *session, r replayRequest) (n int, next int64, 
 	// period too, or a copy of an order entered before it would lack them.
 	rg := &Gateway{cfg: g.cfg, log: g.log, replay: true, metrics: NewMetrics(nil),
 		open: newOpenOrders(len(g.cfg.Sessions), g.open.max), rejectEchoes: newRejectEchoes(1)}
+	rg.open.endedMax = 0 // it refuses no cancel: no ended order need be remembered
 	rg.instruments.Store(newInstrumentTable(g.cfg.Instruments))
 	grant := s.cfg.DropCopy
 	stop := make(chan struct{})

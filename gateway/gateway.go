@@ -96,6 +96,12 @@ type Config struct {
 	// OrderMassStatusRequest: the matcher's OrdersMax, as the view mirrors
 	// its books (DefaultOpenOrdersMax when 0).
 	OpenOrdersMax int
+	// EndedClOrdIDsMax bounds the ClOrdIDs of the day's ended orders the
+	// view remembers, so that a cancel or replace the gateway refuses
+	// naming one names the order (openorders.go): the matcher's
+	// ClOrdIDsMax, which bounds the day's ClOrdIDs it remembers
+	// (DefaultEndedClOrdIDsMax when 0).
+	EndedClOrdIDsMax int
 	// OpenView, when set, is the open-order view kept from the events a
 	// cluster's follower applied (NewOpenView): the gateway takes it as it
 	// is instead of a new one that Seed would fill from the books
@@ -147,6 +153,11 @@ type LatencyRecorder interface {
 // DefaultOpenOrdersMax is the open-order view's bound when the configuration
 // gives none.
 const DefaultOpenOrdersMax = 1 << 20
+
+// DefaultEndedClOrdIDsMax is the bound on the ended orders' ClOrdIDs the
+// view remembers when the configuration gives none: the matcher's default
+// ClOrdIDsMax (engine.clordids_max).
+const DefaultEndedClOrdIDsMax = 1 << 22
 
 // Gateway turns FIX messages into commands and events into FIX messages.
 type Gateway struct {
@@ -326,6 +337,9 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	if cfg.OpenOrdersMax <= 0 {
 		cfg.OpenOrdersMax = DefaultOpenOrdersMax
 	}
+	if cfg.EndedClOrdIDsMax <= 0 {
+		cfg.EndedClOrdIDsMax = DefaultEndedClOrdIDsMax
+	}
 	commandSlots := 0
 	if commands != nil { // nil: a gateway that renders only (tests)
 		commandSlots = commands.Slots()
@@ -334,10 +348,12 @@ func New(cfg Config, commands *ring.Ring) (*Gateway, error) {
 	if eventSlots <= 0 {
 		eventSlots = 8 * commandSlots
 	}
+	open := newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax)
+	open.endedMax = cfg.EndedClOrdIDsMax
 	g := &Gateway{
 		cfg: cfg, log: cfg.Logger, commands: commands, metrics: cfg.Metrics,
 		bySession:    map[quickfix.SessionID]*session{},
-		open:         newOpenOrders(len(cfg.Sessions), cfg.OpenOrdersMax),
+		open:         open,
 		rejectEchoes: newRejectEchoes(commandSlots + eventSlots),
 		fixCommands:  newFixCommands(commandSlots+eventSlots, true),
 		boundOrders:  newFixCommands(commandSlots+eventSlots, false),

@@ -35,6 +35,18 @@ import (
 // or the end of day forgets it, so the index keeps those too (superseded):
 // a refusal naming one gives the order, not 37=NONE 39=8, which told the
 // client its live order was gone.
+//
+// The matcher also remembers the day's ended orders (filled, cancelled,
+// expired) by each of their ClOrdIDs and their OrderID until the end of
+// day, and answers a cancel or replace naming one too late, with the
+// order's OrderID and final status (core/cancel.go, locate). So the view
+// keeps them too (clOrdIndex.ended), from the event that ends the order:
+// its last ClOrdID, those replaces took from it and a done cancel's own,
+// forgotten at an end of day's OperatorResult and seeded at start-up from
+// the matcher's records (SeedEnded). They are at most endedMax
+// (Config.EndedClOrdIDsMax, the matcher's ClOrdIDsMax); past it an ended
+// order is not remembered, and a refusal naming it is answered as one
+// naming no order (gateway/doc.go).
 
 // openOrder is one open order as a mass status report gives it. ClOrdID and
 // Account are kept in arrays, so that the view costs no allocation per order.
@@ -70,6 +82,13 @@ type openChange struct {
 	session uint16
 	kind    openChangeKind
 	order   openOrder
+	// An openEnded change's final status and, beside the ClOrdID of its
+	// event (order.clOrdID), the event's OrigClOrdID: a cancel's event
+	// gives the cancel's ClOrdID and the order's, a replace that filled
+	// the order its new one and its old one.
+	status  venue.OrdStatus
+	orig    [venue.ClOrdIDLength]byte
+	origLen uint8
 }
 
 // openChangeKind says which of a change's fields are news: a Fill carries
@@ -104,6 +123,11 @@ type openOrders struct {
 	// overflowed is set once the bound refused an insert: the view may
 	// then miss a live order (HasDayOrders).
 	overflowed bool
+	// ended counts the ClOrdIDs of ended orders the sessions' indexes
+	// hold (clOrdIndex.ended), at most endedMax; endedFull is set once
+	// the bound left one out, until the end of day forgets them all.
+	ended, endedMax int
+	endedFull       bool
 	// betweenWindows, when set (by tests), runs between two windows of a
 	// snapshot, with mu not held.
 	betweenWindows func()
@@ -111,7 +135,7 @@ type openOrders struct {
 
 func newOpenOrders(sessions, max int) *openOrders {
 	v := &openOrders{bySession: make([]map[uint64]openOrder, sessions), byClOrdID: make([]clOrdIndex, sessions), max: max,
-		open: make([]atomic.Int64, sessions)}
+		endedMax: DefaultEndedClOrdIDsMax, open: make([]atomic.Int64, sessions)}
 	for i := range v.bySession {
 		v.bySession[i] = map[uint64]openOrder{}
 		v.byClOrdID[i] = clOrdIndex{holders: map[clOrdKey]clOrdHolder{}}
@@ -163,6 +187,12 @@ type clOrdIndex struct {
 	// are made at the session's first replace.
 	superseded     map[clOrdKey]supersededLink
 	lastSuperseded map[uint64]clOrdKey
+	// ended are the ClOrdIDs of the session's orders ended since the
+	// last end of day, each with its order, and endedStatus those
+	// orders' final statuses, by OrderID. Both are made at the session's
+	// first ended order.
+	ended       map[clOrdKey]uint64
+	endedStatus map[uint64]venue.OrdStatus
 }
 
 // supersededLink is a ClOrdID a replace took from order orderID, and the
@@ -262,6 +292,51 @@ func (x *clOrdIndex) dropSuperseded(orderID uint64) {
 	}
 }
 
+// endOrder remembers that the session's order orderID has ended with
+// status, by the ClOrdID k it had and by the ClOrdIDs replaces took from
+// it, which it forgets as superseded (dropSuperseded).
+func (v *openOrders) endOrder(x *clOrdIndex, k clOrdKey, orderID uint64, status venue.OrdStatus) {
+	v.rememberEnded(x, k, orderID, status)
+	for sk, ok := x.lastSuperseded[orderID]; ok; {
+		l, found := x.superseded[sk]
+		if !found || l.orderID != orderID {
+			break
+		}
+		v.rememberEnded(x, sk, orderID, status)
+		sk, ok = l.prev, l.hasPrev
+	}
+	x.dropSuperseded(orderID)
+}
+
+// rememberEnded notes that ClOrdID k names the session's order orderID,
+// ended with status, unless the view holds endedMax such ClOrdIDs.
+func (v *openOrders) rememberEnded(x *clOrdIndex, k clOrdKey, orderID uint64, status venue.OrdStatus) {
+	if k.n == 0 {
+		return
+	}
+	if _, had := x.ended[k]; !had {
+		if v.ended >= v.endedMax {
+			v.endedFull = true
+			return
+		}
+		if x.ended == nil {
+			x.ended, x.endedStatus = map[clOrdKey]uint64{}, map[uint64]venue.OrdStatus{}
+		}
+		v.ended++
+	}
+	x.ended[k] = orderID
+	x.endedStatus[orderID] = status
+}
+
+// forgetEnded forgets every session's ended orders, as the matcher's end
+// of day does.
+func (v *openOrders) forgetEnded() {
+	for i := range v.byClOrdID {
+		v.byClOrdID[i].ended, v.byClOrdID[i].endedStatus = nil, nil
+	}
+	v.ended, v.endedFull = 0, false
+}
+
 // findSuperseded is the open order ClOrdID b names that a replace took
 // from it.
 func (x *clOrdIndex) findSuperseded(b []byte) (uint64, bool) {
@@ -286,6 +361,7 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 			for i := range v.byClOrdID {
 				v.byClOrdID[i].superseded, v.byClOrdID[i].lastSuperseded = nil, nil
 			}
+			v.forgetEnded()
 			continue
 		}
 		m, x := v.bySession[c.session], &v.byClOrdID[c.session]
@@ -298,8 +374,14 @@ func (v *openOrders) apply(changes []openChange) (refused int) {
 				v.open[c.session].Add(-1)
 				k, _ := keyOf(old.ClOrdID())
 				x.remove(k, old.orderID)
-				x.dropSuperseded(old.orderID)
+				v.endOrder(x, k, old.orderID, c.status)
 			}
+			// The event's ClOrdIDs: the order's own when the view did
+			// not hold it (it never rested), a cancel's.
+			k, _ := keyOf(c.order.ClOrdID())
+			v.rememberEnded(x, k, c.order.orderID, c.status)
+			k, _ = keyOf(c.orig[:c.origLen])
+			v.rememberEnded(x, k, c.order.orderID, c.status)
 		case had:
 			o := c.order
 			if c.kind != openEntered {
@@ -441,6 +523,33 @@ func (v *openOrders) findNamed(session uint16, orderID uint64, origClOrdID []byt
 	return o, superseded, true
 }
 
+// findEnded returns the OrderID and final status of the session's order
+// ended today that a cancel or replace names: by OrderID when it gives
+// one, else by OrigClOrdID origClOrdID, any ClOrdID the order had
+// (findNamed finds the open orders).
+func (v *openOrders) findEnded(session uint16, orderID uint64, origClOrdID []byte) (uint64, venue.OrdStatus, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if int(session) >= len(v.byClOrdID) {
+		return 0, 0, false
+	}
+	x := &v.byClOrdID[session]
+	if orderID == 0 {
+		k, ok := keyOf(origClOrdID)
+		if !ok {
+			return 0, 0, false
+		}
+		if orderID, ok = x.ended[k]; !ok {
+			return 0, 0, false
+		}
+	}
+	status, ok := x.endedStatus[orderID]
+	if !ok {
+		return 0, 0, false
+	}
+	return orderID, status, true
+}
+
 // ClOrdIDs returns the ClOrdID each of a session's orders has in the view
 // ("" for one it does not hold: ended, or not yet durable), for an
 // operator's listing of the session's orders: one hold of the view's lock
@@ -500,6 +609,26 @@ func (g *Gateway) Seed(orders []core.OrderView) {
 // restart too.
 func (g *Gateway) SeedSuperseded(ids []core.SupersededClOrdID) { g.open.seedSuperseded(ids) }
 
+// SeedEnded enters the ClOrdIDs of the orders ended since the last end of
+// day (core.Matcher.EndedClOrdIDs), so that a cancel or replace the
+// gateway refuses naming one is answered with its order after a restart
+// too.
+func (g *Gateway) SeedEnded(ids []core.EndedClOrdID) { g.open.seedEnded(ids) }
+
+func (v *openOrders) seedEnded(ids []core.EndedClOrdID) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i := range ids {
+		id := &ids[i]
+		if int(id.SessionIdx) >= len(v.bySession) {
+			continue
+		}
+		if k, ok := keyOf([]byte(id.ClOrdID)); ok {
+			v.rememberEnded(&v.byClOrdID[id.SessionIdx], k, id.OrderID, id.OrdStatus)
+		}
+	}
+}
+
 func (v *openOrders) seedSuperseded(ids []core.SupersededClOrdID) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -545,12 +674,17 @@ type OpenView struct {
 }
 
 // NewOpenView is an empty view of sessions sessions holding at most max
-// orders (DefaultOpenOrdersMax when 0).
-func NewOpenView(sessions, max int) *OpenView {
+// orders (DefaultOpenOrdersMax when 0) and endedMax ClOrdIDs of ended
+// orders (Config.EndedClOrdIDsMax; DefaultEndedClOrdIDsMax when 0).
+func NewOpenView(sessions, max, endedMax int) *OpenView {
 	if max <= 0 {
 		max = DefaultOpenOrdersMax
 	}
-	return &OpenView{v: newOpenOrders(sessions, max), changes: make([]openChange, 0, 8)}
+	v := newOpenOrders(sessions, max)
+	if endedMax > 0 {
+		v.endedMax = endedMax
+	}
+	return &OpenView{v: v, changes: make([]openChange, 0, 8)}
 }
 
 // Seed enters the orders of a matcher's books (as Gateway.Seed does).
@@ -559,6 +693,10 @@ func (w *OpenView) Seed(orders []core.OrderView) { w.refused += int64(w.v.seed(o
 // SeedSuperseded enters the ClOrdIDs replaces took from them (as
 // Gateway.SeedSuperseded does).
 func (w *OpenView) SeedSuperseded(ids []core.SupersededClOrdID) { w.v.seedSuperseded(ids) }
+
+// SeedEnded enters the ClOrdIDs of the orders ended today (as
+// Gateway.SeedEnded does).
+func (w *OpenView) SeedEnded(ids []core.EndedClOrdID) { w.v.seedEnded(ids) }
 
 // Event applies one event of a committed command.
 func (w *OpenView) Event(ev []byte) {
@@ -604,6 +742,15 @@ func (w *OpenView) Diff(o *OpenView) string {
 				return fmt.Sprintf("session %d superseded ClOrdID %q: %+v / %+v (present %v)", s, k.b[:k.n], l, m, ok)
 			}
 		}
+		if len(x.ended) != len(y.ended) || len(x.endedStatus) != len(y.endedStatus) {
+			return fmt.Sprintf("session %d: %d/%d ended ClOrdIDs of %d/%d orders", s, len(x.ended), len(y.ended), len(x.endedStatus), len(y.endedStatus))
+		}
+		for k, id := range x.ended {
+			if jd, ok := y.ended[k]; !ok || jd != id || x.endedStatus[id] != y.endedStatus[id] {
+				return fmt.Sprintf("session %d ended ClOrdID %q: order %d %v / %d %v (present %v)", s, k.b[:k.n],
+					id, x.endedStatus[id], jd, y.endedStatus[jd], ok)
+			}
+		}
 	}
 	return ""
 }
@@ -629,7 +776,7 @@ func appendOpenChange(out []openChange, ev []byte) []openChange {
 	case venue.OrderCancelledTemplateID:
 		var e venue.OrderCancelled
 		if e.WrapDecode(ev, 0) == nil {
-			out = appendRemoved(out, e.SessionIdx(), e.OrderID())
+			out = appendCancelled(out, &e)
 		}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced
@@ -648,13 +795,11 @@ func appendOpenChange(out []openChange, ev []byte) []openChange {
 // Changes from events, on outbound's goroutine (dispatch): each is held in
 // g.openHeld until handOver applies it with the answers.
 
-func (g *Gateway) openAccepted(e *venue.OrderAccepted) { g.openHeld = appendAccepted(g.openHeld, e) }
-func (g *Gateway) openFilled(e *venue.Fill)            { g.openHeld = appendFilled(g.openHeld, e) }
-func (g *Gateway) openReplaced(e *venue.OrderReplaced) { g.openHeld = appendReplaced(g.openHeld, e) }
-func (g *Gateway) openRemoved(session uint16, orderID uint64) {
-	g.openHeld = appendRemoved(g.openHeld, session, orderID)
-}
-func (g *Gateway) openDayEnded(e *venue.OperatorResult) { g.openHeld = appendDayEnded(g.openHeld, e) }
+func (g *Gateway) openAccepted(e *venue.OrderAccepted)   { g.openHeld = appendAccepted(g.openHeld, e) }
+func (g *Gateway) openFilled(e *venue.Fill)              { g.openHeld = appendFilled(g.openHeld, e) }
+func (g *Gateway) openReplaced(e *venue.OrderReplaced)   { g.openHeld = appendReplaced(g.openHeld, e) }
+func (g *Gateway) openCancelled(e *venue.OrderCancelled) { g.openHeld = appendCancelled(g.openHeld, e) }
+func (g *Gateway) openDayEnded(e *venue.OperatorResult)  { g.openHeld = appendDayEnded(g.openHeld, e) }
 
 func appendAccepted(out []openChange, e *venue.OrderAccepted) []openChange {
 	if e.LeavesQty() <= 0 {
@@ -671,7 +816,7 @@ func appendAccepted(out []openChange, e *venue.OrderAccepted) []openChange {
 
 func appendFilled(out []openChange, e *venue.Fill) []openChange {
 	if e.LeavesQty() <= 0 {
-		return appendRemoved(out, e.SessionIdx(), e.OrderID())
+		return appendEnded(out, e.SessionIdx(), e.OrderID(), e.OrdStatus(), e.ClOrdID(), nil)
 	}
 	o := openOrder{orderID: e.OrderID(), instrumentID: e.InstrumentID(), side: e.Side(), ordType: e.OrdType(),
 		tif: e.TimeInForce(), priceTicks: e.PriceTicks(), qty: e.Qty(), leavesQty: e.LeavesQty(),
@@ -691,8 +836,17 @@ func appendReplaced(out []openChange, e *venue.OrderReplaced) []openChange {
 	return append(out, openChange{session: e.SessionIdx(), kind: openReplaced, order: o})
 }
 
-func appendRemoved(out []openChange, session uint16, orderID uint64) []openChange {
-	return append(out, openChange{session: session, kind: openEnded, order: openOrder{orderID: orderID}})
+func appendCancelled(out []openChange, e *venue.OrderCancelled) []openChange {
+	return appendEnded(out, e.SessionIdx(), e.OrderID(), e.OrdStatus(), e.ClOrdID(), e.OrigClOrdID())
+}
+
+// appendEnded appends the end of order orderID with status, by an event
+// naming ClOrdIDs clOrdID and origClOrdID.
+func appendEnded(out []openChange, session uint16, orderID uint64, status venue.OrdStatus, clOrdID, origClOrdID []byte) []openChange {
+	c := openChange{session: session, kind: openEnded, order: openOrder{orderID: orderID}, status: status}
+	c.order.setClOrdID(clOrdID)
+	c.origLen = uint8(copy(c.orig[:], origClOrdID))
+	return append(out, c)
 }
 
 // appendDayEnded appends the end of a trading day for an OperatorResult of

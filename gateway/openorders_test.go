@@ -180,7 +180,7 @@ func TestSnapshotBesideChanges(t *testing.T) {
 // inserts past its bound and counts them, and a gateway built on it with
 // another number of sessions is refused.
 func TestOpenViewEvents(t *testing.T) {
-	w := NewOpenView(1, 2)
+	w := NewOpenView(1, 2, 0)
 	accepted := func(id uint64) []byte {
 		var e venue.OrderAccepted
 		buf := make([]byte, 512)
@@ -225,7 +225,7 @@ func TestOpenViewEvents(t *testing.T) {
 	if len(got) != 1 || got[0].orderID != 1 || got[0].leavesQty != 4 || got[0].cumQty != 6 || string(got[0].ClOrdID()) != "c1" {
 		t.Fatalf("after fill and cancel: %+v", got)
 	}
-	other := NewOpenView(1, 2)
+	other := NewOpenView(1, 2, 0)
 	if d := w.Diff(other); d == "" {
 		t.Fatal("Diff finds no difference between a view of one order and an empty one")
 	}
@@ -409,6 +409,69 @@ func TestOpenOrdersFindSuperseded(t *testing.T) {
 	named("seeded, ended", 0, "g1", 0, false)
 }
 
+// TestOpenOrdersFindEnded: an order ended today is found, with its final
+// status, by each ClOrdID it had (its last, those replaces took, a done
+// cancel's), by its OrderID and after a seed from the matcher's records,
+// until the end of day; past endedMax ClOrdIDs an ended order is not
+// remembered.
+func TestOpenOrdersFindEnded(t *testing.T) {
+	v := newOpenOrders(2, 8)
+	ended := func(step string, session uint16, orderID uint64, id string, want uint64, wantStatus venue.OrdStatus) {
+		t.Helper()
+		got, status, ok := v.findEnded(session, orderID, []byte(id))
+		if ok != (want != 0) || got != want || ok && status != wantStatus {
+			t.Errorf("%s: OrderID %d OrigClOrdID %q finds %d %v (%v), want %d %v", step, orderID, id, got, status, ok, want, wantStatus)
+		}
+	}
+	cancelled := openChange{kind: openEnded, order: withClOrdID(1, "cx"), status: venue.OrdStatusCancelled}
+	cancelled.origLen = uint8(copy(cancelled.orig[:], "c"))
+	v.apply([]openChange{{kind: openEntered, order: withClOrdID(1, "a")}, {kind: openReplaced, order: withClOrdID(1, "b")},
+		{kind: openReplaced, order: withClOrdID(1, "c")}, {kind: openEntered, order: withClOrdID(2, "x")}})
+	ended("open", 0, 0, "c", 0, 0)
+	v.apply([]openChange{cancelled})
+	for _, id := range []string{"a", "b", "c", "cx"} {
+		ended("cancelled", 0, 0, id, 1, venue.OrdStatusCancelled)
+	}
+	ended("by OrderID", 0, 1, "", 1, venue.OrdStatusCancelled)
+	ended("another session", 1, 0, "a", 0, 0)
+	if _, _, ok := v.findNamed(0, 0, []byte("a")); ok {
+		t.Error("an ended order is found open")
+	}
+	// Filled on entry: the view never held it; the event names it.
+	v.apply([]openChange{{kind: openEnded, order: withClOrdID(3, "f"), status: venue.OrdStatusFilled}})
+	ended("filled", 0, 0, "f", 3, venue.OrdStatusFilled)
+	ended("never", 0, 0, "never", 0, 0)
+	if v.ended != 5 || v.endedFull {
+		t.Errorf("%d ended ClOrdIDs counted (full %v), want 5", v.ended, v.endedFull)
+	}
+	v.apply([]openChange{{kind: openDayEnded}})
+	ended("end of day", 0, 0, "a", 0, 0)
+	ended("end of day", 0, 1, "", 0, 0)
+	if v.ended != 0 {
+		t.Errorf("end of day: %d ended ClOrdIDs counted", v.ended)
+	}
+
+	// The bound: a ClOrdID past it is left out, and its order with it.
+	v = newOpenOrders(1, 8)
+	v.endedMax = 2
+	v.apply([]openChange{{kind: openEnded, order: withClOrdID(1, "p"), status: venue.OrdStatusExpired},
+		{kind: openEnded, order: withClOrdID(2, "q"), status: venue.OrdStatusFilled},
+		{kind: openEnded, order: withClOrdID(3, "r"), status: venue.OrdStatusFilled}})
+	ended("bound", 0, 0, "q", 2, venue.OrdStatusFilled)
+	ended("past the bound", 0, 0, "r", 0, 0)
+	ended("past the bound", 0, 3, "", 0, 0)
+	if !v.endedFull {
+		t.Error("past the bound: not noted full")
+	}
+
+	v = newOpenOrders(1, 8)
+	v.seedEnded([]core.EndedClOrdID{{OrderID: 4, ClOrdID: "g1", OrdStatus: venue.OrdStatusCancelled},
+		{OrderID: 4, ClOrdID: "g2", OrdStatus: venue.OrdStatusCancelled}, {SessionIdx: 3, OrderID: 5, ClOrdID: "s"}})
+	ended("seeded", 0, 0, "g1", 4, venue.OrdStatusCancelled)
+	ended("seeded", 0, 0, "g2", 4, venue.OrdStatusCancelled)
+	ended("seeded", 0, 4, "", 4, venue.OrdStatusCancelled)
+}
+
 // TestOpenOrdersSeedIndexesClOrdIDs: the orders seeded from the books are
 // found by ClOrdID, one two of them have finding the one seeded last.
 func TestOpenOrdersSeedIndexesClOrdIDs(t *testing.T) {
@@ -441,7 +504,10 @@ func TestOpenOrdersSeedIndexesClOrdIDs(t *testing.T) {
 // maps have grown to the session's orders, only the one openOrder per
 // order entered that the map by OrderID keeps out of line (it is larger
 // than a Go map holds in its slots): the ClOrdID index adds nothing
-// (outbound applies every chunk of answers).
+// (outbound applies every chunk of answers). The rounds end the same
+// orders again, so the ended orders the view remembers do not grow its
+// maps here; a day's new ones grow them by doubling, a few allocations
+// in all.
 func TestOpenOrdersApplyAllocations(t *testing.T) {
 	const resting, cycled = 1000, 64
 	v := newOpenOrders(1, 2*resting)

@@ -194,7 +194,7 @@ func (g *Gateway) dispatch(slot []byte) {
 		var e venue.OrderCancelled
 		if e.WrapDecode(slot, 0) == nil {
 			g.onCancelled(&e)
-			g.openRemoved(e.SessionIdx(), e.OrderID())
+			g.openCancelled(&e)
 		}
 	case venue.OrderReplacedTemplateID:
 		var e venue.OrderReplaced

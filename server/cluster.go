@@ -804,14 +804,15 @@ func (k *standbySink) Commit() {
 // orders a follower keeps from the events it applies (Replica.Open,
 // Replica.Resting) from the books of a matcher that is not running (new,
 // or restored from a Raft snapshot): the one walk of the books, while
-// following. The open-order view has the gateway's bound
-// (engine.orders_max, as buildSessions gives it).
+// following. The open-order view has the gateway's bounds
+// (engine.orders_max and engine.clordids_max, as buildSessions gives them).
 func standbyViews(cfg *config.Config, m *core.Matcher) (*gateway.OpenView, *ops.StandbyResting) {
 	instruments := listedInstruments(cfg, m)
 	resting := openOrdersOf(m, instruments)
-	open := gateway.NewOpenView(len(cfg.Sessions), cfg.Engine.OrdersMax)
+	open := gateway.NewOpenView(len(cfg.Sessions), cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax)
 	open.Seed(resting)
 	open.SeedSuperseded(m.SupersededClOrdIDs(nil))
+	open.SeedEnded(m.EndedClOrdIDs(nil))
 	return open, ops.NewStandbyResting(m, instruments, resting)
 }
 

@@ -23,9 +23,11 @@ func openOrdersOf(m *core.Matcher, instruments []config.Instrument) []core.Order
 }
 
 // seedOpenOrders starts the gateway's open-order view (which answers
-// OrderMassStatusRequest) from the books replay rebuilt (bookOrders), and
-// the ClOrdIDs replaces took from those orders, which still name them.
+// OrderMassStatusRequest) from the books replay rebuilt (bookOrders), the
+// ClOrdIDs replaces took from those orders, which still name them, and
+// those of the orders ended today, which name them until the end of day.
 func (s *Server) seedOpenOrders(resting []core.OrderView) {
 	s.gw.Seed(resting)
 	s.gw.SeedSuperseded(s.matcher.SupersededClOrdIDs(nil))
+	s.gw.SeedEnded(s.matcher.EndedClOrdIDs(nil))
 }

@@ -186,7 +186,10 @@ func TestCancelReplaceNamesTheField(t *testing.T) {
 // OrigClOrdID names, found in the open-order view by ClOrdID: an order
 // entered, replaced and partly filled by its new ClOrdID, and by its old
 // one too, which still names it (as the matcher's reject of it says), the
-// Text saying so; only a ClOrdID the session never sent is unknown.
+// Text saying so. An order ended today (filled, cancelled) is named with
+// its final status by each of its ClOrdIDs, a done cancel's included, and
+// by its OrderID, as the matcher's too-late reject names it, before and
+// after a restart; only a ClOrdID the session never sent is unknown.
 func TestGatewayCancelRejectFindsTheOrderByClOrdID(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -235,23 +238,53 @@ func TestGatewayCancelRejectFindsTheOrderByClOrdID(t *testing.T) {
 	offTick[len(offTick)-1] = fixclient.F(44, "99.001")
 	refused("G", offTick, orderID, "1", "price 99.001 is not a multiple of the tick size 0.01"+replaced)
 	refused("F", []fixclient.Field{fixclient.F(11, "c6"), fixclient.F(41, "never"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8", unknown)
+	// A filled order is named Filled: the matcher answers it too late,
+	// and 37=NONE 39=8 told the client it had never been.
+	sendOrder(t, c, order{id: "f1", side: "2", qty: "1", px: "101.00"})
+	filledID := expectER(t, c, map[int]string{11: "f1", 150: "0"}).Get(37)
+	sendOrder(t, other, order{id: "b1", side: "1", qty: "1", px: "101.00"})
+	expectER(t, c, map[int]string{11: "f1", 150: "F", 39: "2"})
+	refused("F", []fixclient.Field{fixclient.F(11, "c10"), fixclient.F(41, "f1"), fixclient.F(55, "NOPE"), fixclient.F(54, "2"), now()}, filledID, "2", unknown)
 	// The superseded ClOrdID still names the order after a restart: the
-	// view is seeded with it from the matcher's records (Gateway.SeedSuperseded).
-	next := c.NextOut
-	c.Close()
-	other.Close()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
+	// view is seeded with it from the matcher's records (Gateway.SeedSuperseded),
+	// and the filled order's (Gateway.SeedEnded).
+	restart := func() {
+		t.Helper()
+		next := c.NextOut
+		c.Close()
+		other.Close()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = startServer(t, testConfig(t, dir, ""), Options{})
+		c, _ = resume(t, s, "CLIENT1", next)
+		other = logon(t, s, "CLIENT2", true)
 	}
-	s = startServer(t, testConfig(t, dir, ""), Options{})
-	c, _ = resume(t, s, "CLIENT1", next)
+	restart()
 	refused("F", []fixclient.Field{fixclient.F(11, "c7"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "1", unknown+replaced)
-	// Once the order has ended, none of its ClOrdIDs finds it.
+	refused("F", []fixclient.Field{fixclient.F(11, "c11"), fixclient.F(41, "f1"), fixclient.F(55, "NOPE"), fixclient.F(54, "2"), now()}, filledID, "2", unknown)
+	// Once the order has ended, each of its ClOrdIDs (the last, one a
+	// replace superseded, the cancel's own) and its OrderID (37, which
+	// the gateway looks up first) name it Cancelled.
 	if err := c.Send("F", fixclient.F(11, "c8"), fixclient.F(41, "o2"), fixclient.F(55, "ACME"), fixclient.F(54, "1"), now()); err != nil {
 		t.Fatal(err)
 	}
 	expectER(t, c, map[int]string{11: "c8", 150: "4"})
-	refused("F", []fixclient.Field{fixclient.F(11, "c9"), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8", unknown)
+	cancelledEach := func(n string) {
+		t.Helper()
+		refused("F", []fixclient.Field{fixclient.F(11, "c9"+n), fixclient.F(41, "o1"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "4", unknown)
+		refused("F", []fixclient.Field{fixclient.F(11, "c12"+n), fixclient.F(41, "o2"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "4", unknown)
+		late := replace("r13"+n, "c8", "ACME")
+		late[len(late)-1] = fixclient.F(44, "99.001")
+		refused("G", late, orderID, "4", "price 99.001 is not a multiple of the tick size 0.01")
+		refused("F", []fixclient.Field{fixclient.F(11, "c14"+n), fixclient.F(41, "o2"), fixclient.F(37, orderID), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, orderID, "4", unknown)
+		refused("F", []fixclient.Field{fixclient.F(11, "c15"+n), fixclient.F(41, "never"), fixclient.F(55, "NOPE"), fixclient.F(54, "1"), now()}, "NONE", "8", unknown)
+	}
+	cancelledEach("a")
+	// And after a restart, from the matcher's records.
+	restart()
+	cancelledEach("b")
+	refused("F", []fixclient.Field{fixclient.F(11, "c16"), fixclient.F(41, "f1"), fixclient.F(55, "NOPE"), fixclient.F(54, "2"), now()}, filledID, "2", unknown)
 }
 
 // TestReplaceOutsideBandNamesTheBand: a replace refused for a price outside

@@ -1128,6 +1128,7 @@ func (s *Server) buildSessions(resting []core.OrderView) error {
 			Accounts: sc.Accounts, Validator: validators[i], LogonLatencyMax: logonLatencyMax(cfg.QuickFIXSettings(sc))})
 	}
 	gcfg.OpenOrdersMax = cfg.Engine.OrdersMax
+	gcfg.EndedClOrdIDsMax = cfg.Engine.ClOrdIDsMax
 	if r := s.opts.Replica; r != nil && r.Open != nil && r.Resting != nil {
 		gcfg.OpenView = r.Open // kept by the follower: no walk of the books (cluster.go, standbyViews)
 	}

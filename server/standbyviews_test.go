@@ -128,8 +128,21 @@ func (f *standbyFlow) next(t *testing.T, seq uint64) []byte {
 		})
 	case r < 70 && f.live.Len() > 0:
 		o := f.live.At(f.rng.IntN(f.live.Len()))
-		return cmdtest.Cancel(t, f.buf[:], cmdtest.Order{Seq: seq, TimestampNs: f.clockNs, Session: o.session,
-			Instrument: o.instrument, Side: o.side, OrderID: o.id, ClOrdID: fmt.Sprintf("c%d", seq)})
+		// With the checks of every cancel the gateway journals: a done
+		// cancel's ClOrdID is recorded, naming the order it ended, as a
+		// view kept from the events has it.
+		return cmdtest.Encode(t, f.buf[:], func(c *venue.CancelOrder) {
+			c.SetSeq(seq)
+			c.SetTimestampNs(f.clockNs)
+			c.SetSessionIdx(o.session)
+			c.SetSide(o.side)
+			c.SetInstrumentID(o.instrument)
+			c.SetOrderID(o.id)
+			c.SetChecks(core.CancelMatchesOrder | core.CancelRemembersClOrdID)
+			if err := c.SetClOrdIDString(fmt.Sprintf("c%d", seq)); err != nil {
+				t.Fatal(err)
+			}
+		})
 	case r < 170 && f.live.Len() > 0:
 		o := f.live.At(f.rng.IntN(f.live.Len()))
 		if o.ordType != venue.OrdTypeLimit {
@@ -308,7 +321,7 @@ func BenchmarkPromotionViews(b *testing.B) {
 		for b.Loop() {
 			instruments := listedInstruments(cfg, m)
 			views := openOrdersOf(m, instruments)
-			gateway.NewOpenView(len(cfg.Sessions), cfg.Engine.OrdersMax).Seed(views)
+			gateway.NewOpenView(len(cfg.Sessions), cfg.Engine.OrdersMax, cfg.Engine.ClOrdIDsMax).Seed(views)
 			ops.NewStandbyResting(m, instruments, views)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/resting, "ns/order")
