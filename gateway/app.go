@@ -335,22 +335,38 @@ func (a *application) FromAdmin(m *quickfix.Message, id quickfix.SessionID) quic
 // called before QuickFIX/Go applies the NewSeqNo (FromAdmin).
 func checkSequenceReset(m *quickfix.Message) quickfix.MessageRejectError {
 	v, err := m.Body.GetBytes(tag.NewSeqNo)
-	if err != nil {
+	if err != nil || !seqNumTooLong(v) {
 		return nil // missing: QuickFIX/Go's validation answers it
-	}
-	for len(v) > 0 && v[0] == '0' {
-		v = v[1:]
-	}
-	if len(v) <= fixwire.SeqNumDigitsMax {
-		return nil
 	}
 	t := tag.NewSeqNo
 	return quickfix.NewMessageRejectError(newSeqNoTooLargeText, rejectReasonValueIsIncorrect, &t)
 }
 
+// seqNumTooLong reports a sequence number field's value with more than
+// fixwire.SeqNumDigitsMax digits after its sign and leading zeros: beyond
+// the largest MsgSeqNum the venue takes, and one QuickFIX/Go reads
+// modulo 2^64 (its int parser does not check for overflow), as another
+// number.
+func seqNumTooLong(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	for len(v) > 0 && v[0] == '0' {
+		v = v[1:]
+	}
+	return len(v) > fixwire.SeqNumDigitsMax
+}
+
 // newSeqNoTooLargeText is the Text (58) of the Reject of a SequenceReset
 // whose NewSeqNo is beyond the largest MsgSeqNum the venue takes.
 var newSeqNoTooLargeText = fmt.Sprintf("NewSeqNo beyond the largest MsgSeqNum the venue takes (%d digits)", fixwire.SeqNumDigitsMax)
+
+// seqNoTooLargeText is the Text (58) of the Reject of a ResendRequest whose
+// BeginSeqNo or EndSeqNo (name) is beyond the largest MsgSeqNum the venue
+// takes.
+func seqNoTooLargeText(name string) string {
+	return fmt.Sprintf("%s beyond the largest MsgSeqNum the venue takes (%d digits)", name, fixwire.SeqNumDigitsMax)
+}
 
 // checkResendRequest refuses a ResendRequest beyond the session's bound,
 // one whose BeginSeqNo is not a sequence number (QuickFIX/Go would resend
@@ -361,8 +377,22 @@ var newSeqNoTooLargeText = fmt.Sprintf("NewSeqNo beyond the largest MsgSeqNum th
 // such a range, and the client waited for messages that never came. The
 // last is a Reject (373=5) whose Text gives the last MsgSeqNum sent, so the
 // client sees its numbers are out of step (FIX 4.4 has no answer of its own
-// for it; gateway/doc.go, the paragraph on sessions).
+// for it; gateway/doc.go, the paragraph on sessions). Before all of them, a
+// BeginSeqNo or EndSeqNo of more than fixwire.SeqNumDigitsMax digits gets a
+// Reject (373=5) naming it, as a SequenceReset's NewSeqNo does: QuickFIX/Go
+// reads it modulo 2^64, and 7=18446744073709551617 was served as a resend
+// from 1, 7=99999999999999999999 refused with a Text citing a BeginSeqNo
+// the client never sent.
 func (a *application) checkResendRequest(s *session, m *quickfix.Message, now int64) quickfix.MessageRejectError {
+	for _, f := range [...]struct {
+		t    quickfix.Tag
+		name string
+	}{{tag.BeginSeqNo, "BeginSeqNo"}, {tag.EndSeqNo, "EndSeqNo"}} {
+		if v, err := m.Body.GetBytes(f.t); err == nil && seqNumTooLong(v) {
+			t := f.t
+			return quickfix.NewMessageRejectError(seqNoTooLargeText(f.name), rejectReasonValueIsIncorrect, &t)
+		}
+	}
 	var begin, end quickfix.FIXInt
 	if err := m.Body.GetField(tag.BeginSeqNo, &begin); err == nil && begin < 1 {
 		return quickfix.ValueIsIncorrect(tag.BeginSeqNo)

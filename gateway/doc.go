@@ -285,8 +285,10 @@
 // session, which QuickFIX/Go answers, does not start the count again), from a BeginSeqNo
 // below 1 or past the next MsgSeqNum the venue will send (Text giving the
 // last one sent: the client's numbers are out of step), or to an EndSeqNo
-// other than 0 below its BeginSeqNo, gets a session Reject (373=99 for the
-// first, 373=5 naming the tag for the others) and is not served; so does a
+// other than 0 below its BeginSeqNo, or with a BeginSeqNo or EndSeqNo of
+// more than 18 digits (QuickFIX/Go reads it modulo 2^64, as another
+// number), gets a session Reject (373=99 for the first, 373=5 naming the
+// tag for the others) and is not served; so does a
 // SequenceReset whose NewSeqNo has more than 18 digits, a MsgSeqNum the FIX
 // edge would drop, with 373=5 and 371=36, before QuickFIX/Go applies it),
 // cancel-on-disconnect through a
