@@ -63,6 +63,42 @@ func TestMessagesAheadOfAGapAreBounded(t *testing.T) {
 	}
 }
 
+// TestSmallMessagesAheadOfAGapAreBounded: the bound is on what the messages
+// ahead of the gap cost the venue's memory, not on their bytes alone.
+// QuickFIX/Go keeps each one parsed, some 1.7 KiB for a 78-byte
+// Heartbeat: counted by their bytes, the bound let a client pin some 350
+// MiB with Heartbeats before its 16 MiB of them were counted. A burst of
+// Heartbeats of a twelfth of the bound's bytes is now past it.
+func TestSmallMessagesAheadOfAGapAreBounded(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t, t.TempDir(), ""), Options{})
+	c := logon(t, s, "CLIENT1", true)
+	c.NextOut++ // a gap at 2
+	if err := c.Send("0"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.ReadAny(readWait); err != nil || m.Type() != "2" || m.Get(7) != "2" {
+		t.Fatalf("got %v (%v), want a ResendRequest from 2", m, err)
+	}
+	var burst []byte
+	for burst == nil || len(burst) < edge.DefaultAheadBytesMax/12 {
+		now := fixclient.Timestamp(time.Now())
+		burst = append(burst, fixclient.Build(fixclient.F(35, "0"), fixclient.F(49, c.Sender), fixclient.F(56, c.Target),
+			fixclient.F(34, strconv.Itoa(c.NextOut)), fixclient.F(52, now))...)
+		c.NextOut++
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- c.SendRaw(burst) }()
+	m, err := c.ReadAny(4 * readWait)
+	if err != nil || m.Type() != "5" || m.Get(58) != edge.AheadOfGapText {
+		t.Fatalf("got %v (%v) after %d bytes of Heartbeats ahead of the gap, want a Logout saying %q", m, err, len(burst), edge.AheadOfGapText)
+	}
+	<-sent
+	if s.edge.Stats().Count(edge.ReasonAheadOfGap) == 0 {
+		t.Fatal("ahead_of_gap not counted")
+	}
+}
+
 // TestMessagesAheadOfAGapThenFilled: a client that sends on while it fills
 // the gaps the venue asks for is not logged out, however much it sends over
 // many gaps, each less than the bound ahead: the count starts again once a

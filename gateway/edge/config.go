@@ -188,8 +188,9 @@ type Config struct {
 	// too high for the reset numbers and logged the session out without a
 	// Text.
 	ResetsOnLogon func(key SessionKey) bool
-	// AheadBytesMax bounds the bytes of messages a session may send ahead of
-	// a sequence gap (NextTargetSeqNum): 0 for DefaultAheadBytesMax; never
+	// AheadBytesMax bounds what the messages a session sends ahead of a
+	// sequence gap (NextTargetSeqNum) cost QuickFIX/Go's memory, their
+	// bytes and their parsed form (stashCost): 0 for DefaultAheadBytesMax; never
 	// less than four times SessionInboundQueue+2 messages of MessageBytesMax.
 	AheadBytesMax int
 	// SessionInboundQueue is the number of messages QuickFIX/Go's session

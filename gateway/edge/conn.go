@@ -160,7 +160,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		if c.aheadOfGap(len(msg)) {
+		if c.aheadOfGap(stashCost(len(msg), c.fr.fields)) {
 			c.l.stats.add(ReasonAheadOfGap)
 			if !c.logOut(ReasonAheadOfGap, AheadOfGapText) {
 				return 0, ErrAheadOfGap
@@ -253,7 +253,26 @@ const AheadOfGapText = "too much sent ahead of a sequence gap: fill the gap the 
 // (the one QuickFIX/Go handles, the one read), and a margin.
 const aheadSlack = 4
 
-// aheadOfGap counts a message of n bytes that is ahead of a sequence gap, and
+// stashMessageBytes and stashFieldBytes are what QuickFIX/Go v0.9.11's
+// stash of a message read ahead of a gap holds besides its wire bytes: the
+// parsed message (its buffer, three field maps) and each field's entry
+// (TestStashCostCoversQuickFIX measures them). Counted as wire bytes
+// alone, the bound held twenty times as much for the smallest messages: a
+// client sending Heartbeats ahead of its gap had QuickFIX/Go keep some 350
+// MiB before its 16 MiB of them were counted.
+const (
+	stashMessageBytes = 1536
+	stashFieldBytes   = 160
+)
+
+// stashCost is what a message of n wire bytes and bodyFields fields after
+// BodyLength (the framer's count, MsgType to the last before CheckSum)
+// costs QuickFIX/Go's memory held ahead of a gap.
+func stashCost(n, bodyFields int) int {
+	return n + stashMessageBytes + (bodyFields+3)*stashFieldBytes
+}
+
+// aheadOfGap counts a message costing n bytes (stashCost) that is ahead of a sequence gap, and
 // reports whether the messages counted since the gap was last filled exceed
 // Config.AheadBytesMax. A message is ahead when its MsgSeqNum is above the
 // session's expected one by more than the messages QuickFIX/Go may have read

@@ -251,7 +251,8 @@ func BenchmarkConnWrite(b *testing.B) {
 // after the answer), and two gaps of two thirds of the bound, filled one
 // after the other, logged the session out.
 func TestAheadOfGapCountStartsAgainWhenFilled(t *testing.T) {
-	const queue, msg = 4, 1000
+	const queue = 4
+	msg := stashCost(1000, 10)
 	expected := 1
 	c := &Conn{l: &Listener{cfg: Config{SessionInboundQueue: queue, AheadBytesMax: 3 * msg}}, fr: &framer{},
 		targetLooked: true, nextTarget: func() int { return expected }}
