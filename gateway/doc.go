@@ -13,7 +13,10 @@
 // groups found by walking its bytes with the dictionary: QuickFIX/Go's own
 // parse with one misfiles the fields after a nested group; the handlers get
 // that message, its groups readable from their count fields), and goes to
-// QuickFIX/Go's own validator, so every reject is QuickFIX/Go's. A session
+// QuickFIX/Go's own validator, so every reject is QuickFIX/Go's (one whose
+// XmlData holds an SOH is validated with those bytes masked: QuickFIX/Go's
+// validator refused it for a tag 0 without a value, a field it does not
+// have). A session
 // configured with RejectInvalidMessage=N keeps QuickFIX/Go's dictionary and
 // validation as configured, and its Validator checks only the values the
 // gateway's answers echo as the request gave them (an order's Side,

@@ -269,7 +269,46 @@ func (v *Validator) CheckFor(m *quickfix.Message, watch *TagSet) (*quickfix.Mess
 		return m, true, v.full.Validate(m)
 	}
 	v.fileGroups(grouped, raw)
-	return grouped, true, v.full.Validate(grouped)
+	checked := grouped
+	if masked := maskXMLDataSOH(raw); masked != nil {
+		// QuickFIX/Go v0.9.11 makes a message's field list as long as its
+		// SOH bytes, an XmlData's included: the entries left over have tag 0
+		// and no value, and its validator refused every message whose
+		// XmlData holds an SOH (which the data type allows, and the FIX
+		// edge passes) with a Reject for a tag 0 without a value (373=4,
+		// 371=0), a field the message does not have. The message is
+		// validated with those bytes masked (any byte is valid data), and
+		// handed on as it is.
+		checked = quickfix.NewMessage()
+		if err := quickfix.ParseMessage(checked, bytes.NewBuffer(masked)); err != nil {
+			return grouped, true, v.full.Validate(grouped)
+		}
+		v.fileGroups(checked, masked)
+	}
+	return grouped, true, v.full.Validate(checked)
+}
+
+// maskXMLDataSOH returns a copy of raw with each SOH inside its XmlData
+// (213) value replaced by a space, nil when the XmlData holds none (or the
+// message has none).
+func maskXMLDataSOH(raw []byte) []byte {
+	var masked []byte
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		if f.Tag != tag.XmlData || bytes.IndexByte(f.Value, 1) < 0 {
+			continue
+		}
+		if masked == nil {
+			masked = bytes.Clone(raw)
+		}
+		start := f.End - 1 - len(f.Value)
+		for i := start; i < f.End-1; i++ {
+			if masked[i] == 1 {
+				masked[i] = ' '
+			}
+		}
+	}
+	return masked
 }
 
 // fileGroups leaves in m's body (parsed from raw without a dictionary) the
