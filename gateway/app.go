@@ -545,13 +545,13 @@ const unsupportedMessageTypeText = "Unsupported Message Type"
 
 // businessRejectRefIDTags are, per message type, the field whose value a
 // BusinessMessageReject of that message echoes as its BusinessRejectRefID
-// (379), which FIX 4.4 requires unless the message had none: the
-// request types the venue serves, and the orders, quotes and requests a
-// trading client commonly sends, whichever the reason (380=3 for a type
-// the venue does not take, 4 behind a Logout, 6 from a drop-copy
-// session). A type not listed is rejected without 379, as QuickFIX answers
-// a type it does not support (380=3, the reference scripts'
-// 2r_UnregisteredMsgType, an ExecutionReport).
+// (379), which FIX 4.4 requires unless the message had none: every
+// application type of FIX 4.4 with an identifier of its own, whichever
+// the reason (380=3 for a type the venue does not take, 4 behind a
+// Logout, 6 from a drop-copy session). A type not listed (News, an
+// ExecutionReport, an OrderCancelReject…) is rejected without 379, as
+// QuickFIX answers a type it does not support (380=3, the reference
+// scripts' 2r_UnregisteredMsgType, an ExecutionReport).
 var businessRejectRefIDTags = map[string]quickfix.Tag{
 	"D": tag.ClOrdID, "F": tag.ClOrdID, "G": tag.ClOrdID, "H": tag.ClOrdID, "q": tag.ClOrdID,
 	"AB": tag.ClOrdID, "AC": tag.ClOrdID,
@@ -564,7 +564,23 @@ var businessRejectRefIDTags = map[string]quickfix.Tag{
 	"g":  tag.TradSesReqID,
 	"AD": tag.TradeRequestID,
 	"R":  tag.QuoteReqID, "AH": tag.RFQReqID, "S": tag.QuoteID, "Z": tag.QuoteID, "i": tag.QuoteID,
-	"BE": tag.UserRequestID,
+	"BE": tag.UserRequestID, "BF": tag.UserRequestID,
+	// The other types of FIX 4.4 whose identifier a client would look the
+	// reject up by.
+	"Y": tag.MDReqID, "AG": tag.QuoteReqID, "AI": tag.QuoteID, "AJ": tag.QuoteRespID, "a": tag.QuoteStatusReqID,
+	"N": tag.ListID, "r": tag.ClOrdID, "k": tag.ClientBidID, "l": tag.BidID,
+	"6": tag.IOIID, "7": tag.AdvId, "C": tag.EmailThreadID,
+	"J": tag.AllocID, "P": tag.AllocID, "AS": tag.AllocReportID, "AT": tag.AllocReportID,
+	"AK": tag.ConfirmID, "AU": tag.ConfirmID, "BH": tag.ConfirmReqID,
+	"T": tag.SettlInstMsgID, "AV": tag.SettlInstReqID,
+	"AE": tag.TradeReportID, "AR": tag.TradeReportID, "AQ": tag.TradeRequestID,
+	"AL": tag.PosReqID, "AM": tag.PosMaintRptID, "AN": tag.PosReqID, "AO": tag.PosMaintRptID, "AP": tag.PosMaintRptID,
+	"AW": tag.AsgnRptID,
+	"AX": tag.CollReqID, "AY": tag.CollAsgnID, "AZ": tag.CollRespID, "BA": tag.CollRptID, "BB": tag.CollInquiryID,
+	"BG": tag.CollInquiryID,
+	"BC": tag.NetworkRequestID, "BD": tag.NetworkResponseID,
+	"o": tag.RegistID, "p": tag.RegistID,
+	"d": tag.SecurityResponseID, "w": tag.SecurityResponseID, "y": tag.SecurityResponseID, "AA": tag.SecurityResponseID,
 }
 
 // businessRejectRefID is the BusinessRejectRefID (379) of a
