@@ -301,11 +301,18 @@ func (f *Handler) Handle(idx uint16, req *quickfix.Message) quickfix.MessageReje
 		f.reject(idx, reqID, mdRejUnsupportedSubType, "SubscriptionRequestType "+subType+" is not supported")
 		return nil
 	}
-	depth, _ := req.Body.GetInt(tag.MarketDepth)
-	if depth == 0 {
+	// Parsed here: QuickFIX/Go's integer reader wraps a value past 64 bits
+	// (18446744073709551617 read as 1), which would serve a depth never
+	// asked for.
+	raw, _ := req.Body.GetString(tag.MarketDepth)
+	depth, err := 0, error(nil)
+	if raw != "" {
+		depth, err = strconv.Atoi(raw)
+	}
+	if depth == 0 && err == nil {
 		depth = DepthMax
 	}
-	if depth < 0 || depth > DepthMax {
+	if err != nil || depth < 0 || depth > DepthMax {
 		f.reject(idx, reqID, mdRejUnsupportedDepth, "MarketDepth must be 0 (full, up to "+strconv.Itoa(DepthMax)+" levels) or 1 to "+strconv.Itoa(DepthMax))
 		return nil
 	}
