@@ -175,6 +175,21 @@ func (l *LostReports) Storeless(session int) bool {
 	return session < len(l.marks) && !l.marks[session].Rebuild
 }
 
+// Lacking counts, by session index, the kept events whose own session's
+// store lacks their report, for a start that sends none of them (the
+// copies a drop-copy store lacks are not counted: which sessions it is
+// granted is the gateway's to say).
+func (l *LostReports) Lacking() []int {
+	n := make([]int, len(l.marks))
+	for _, ev := range l.events {
+		session, execID, _ := reportOf(ev)
+		if int(session) < len(l.marks) && l.marks[session].lacks(execID, venue.TimestampNsOf(ev)) {
+			n[session]++
+		}
+	}
+	return n
+}
+
 // Free drops the kept events once redelivered.
 func (l *LostReports) Free() { l.events, l.terms = nil, nil }
 

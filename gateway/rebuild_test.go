@@ -72,4 +72,9 @@ func TestLostReportsForADropCopy(t *testing.T) {
 	if m := l.marks[0]; m.lacks(16, 5000) || !m.lacks(21, 5000) {
 		t.Fatal("the order session's mark")
 	}
+	// The count a start that sends none gives: the order session's own
+	// report lacking, not the copies only a drop-copy store lacks.
+	if n := l.Lacking(); len(n) != 2 || n[0] != 1 || n[1] != 0 {
+		t.Fatalf("lacking by session %v, want [1 0] (21 only)", n)
+	}
 }

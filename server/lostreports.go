@@ -15,7 +15,8 @@ import (
 // crash"): at start, each session's FIX store says which of the matcher's
 // ExecutionReports (a drop-copy session's: copies of them) it holds; the
 // replay keeps the events of those some store lacks, and Start hands them
-// to the sessions lacking them before accepting any connection.
+// to the sessions lacking them before accepting any connection (not after a
+// replay without the terms record: keepLostReports).
 
 // lostReportsMax bounds the events kept: the answers a crash can lose are
 // those in the rings and the senders' queues. Beyond it the rest are
@@ -160,7 +161,15 @@ func (m FIXStoresMark) Check(lastExecID uint64) error {
 // a snapshot that holds every report of the session left the first
 // silent, and the session started again at sequence number 1 without a
 // word.
-func (s *Server) keepLostReports(lost *gateway.LostReports, ran int) {
+//
+// A replay without the terms record (unrecorded: the record's path) keeps
+// nothing: it ran under the configured terms, not those the stores'
+// reports were given under, and its events past a store's mark can be of
+// another history (an order refused when it was entered taken by a wider
+// band, and filled), whose reports would tell a client of executions it
+// never had. The start warns, counting them by session (README, "Changing
+// configured terms").
+func (s *Server) keepLostReports(lost *gateway.LostReports, ran int, unrecorded string) {
 	noStore := lost.NoStore()
 	var others []string // ran, storeless, and no report replayed: one line for them all
 	for i := range s.cfg.Sessions {
@@ -195,6 +204,10 @@ func (s *Server) keepLostReports(lost *gateway.LostReports, ran int) {
 			"sessions", strings.Join(shown, ","), "count", len(others), "store_dir", filepath.Join(s.cfg.Venue.DataDir, "fixstore"))
 	}
 	events, dropped := lost.Events()
+	if unrecorded != "" {
+		s.notRebuilt(lost, unrecorded)
+		return
+	}
 	if dropped > 0 {
 		s.log.Error("answers lost at the last stop: more than can be rebuilt; the rest are not sent again",
 			"rebuilt", len(events), "not_rebuilt", dropped)
@@ -220,4 +233,32 @@ func (s *Server) redeliverLostReports() {
 	}
 	s.lostReports.Free()
 	s.lostReports = nil
+}
+
+// notRebuilt is keepLostReports' warning of the reports a replay without
+// the terms record holds past the sessions' stores, none of them sent: they
+// may be answers lost at the last stop, or of executions that happen only
+// under the configured terms, and the replay cannot tell which.
+func (s *Server) notRebuilt(lost *gateway.LostReports, record string) {
+	events, dropped := lost.Events()
+	defer lost.Free()
+	var by []string
+	total := 0
+	for i, n := range lost.Lacking() {
+		if n > 0 && i < len(s.cfg.Sessions) {
+			by = append(by, fmt.Sprintf("%s=%d", s.cfg.Sessions[i].CompID, n))
+			total += n
+		}
+	}
+	if total == 0 && dropped == 0 {
+		return
+	}
+	if len(by) > missingStoresShown {
+		by = append(by[:missingStoresShown:missingStoresShown], fmt.Sprintf("and %d more", len(by)-missingStoresShown))
+	}
+	s.log.Warn("answers not rebuilt: the start replayed the journal without "+record+", under the configured terms, and its "+
+		"reports past what the sessions' FIX stores hold are not sent: they may be of executions only these terms give "+
+		"(an order refused when it was entered taken and filled), not answers the clients lacked. Answers lost at the last "+
+		"stop are not sent either: clients learn their orders' state with an OrderStatusRequest or OrderMassStatusRequest",
+		"reports_by_session", strings.Join(by, ","), "reports", total, "events_past_the_stores", len(events)+dropped)
 }

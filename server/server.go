@@ -455,7 +455,11 @@ func (s *Server) replay(terms *termsUpdate) error {
 	if terms != nil && (res.Snapshot != nil || res.Records > 0) {
 		ran = terms.recordedSessions
 	}
-	s.keepLostReports(lost, ran)
+	unrecorded := ""
+	if terms != nil && terms.unrecorded {
+		unrecorded = terms.path
+	}
+	s.keepLostReports(lost, ran, unrecorded)
 	if terms != nil && s.cfg.Journal.Fsync == journal.PolicyBatch && terms.record.JournalNextSeq != s.journal.NextSeq() {
 		terms.record.JournalNextSeq, terms.dirty = s.journal.NextSeq(), true
 	}

@@ -310,3 +310,76 @@ func TestTermsRecordMovedAsideRefusedOrderWithLaterExecutions(t *testing.T) {
 		})
 	}
 }
+
+// TestTermsRecordMovedAsideRebuildsNothing: an order the recorded band
+// refused at entry is taken by a wider configured band on a start without
+// the terms record, and a market order entered after it, which found no
+// bid when it was recorded, fills it on replay: that replay's reports
+// past what the FIX stores hold are not answers lost at a crash but
+// another history. The start sends none of them: it warns, naming the
+// session and how many, and the owner's resend gives only what it was
+// told (the reject), no accept or fill of an order it was told was
+// refused. Before, the rebuild stored those reports and the resend
+// delivered them, with ExecIDs of a history the client never had.
+func TestTermsRecordMovedAsideRebuildsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	extra := "[session_defaults]\ncancel_on_disconnect = false\n"
+	recorded := testConfig(t, dir, extra)
+	recorded.Instruments[0].BandPercent = 5 // 95.00 to 105.00: "low" is refused
+	s := startServer(t, recorded, Options{})
+	c := logon(t, s, "CLIENT1", true)
+	sendOrder(t, c, order{id: "low", side: "1", qty: "2", px: "93.00", tif: "1"})
+	expectER(t, c, map[int]string{11: "low", 150: "8"})
+	c2 := logon(t, s, "CLIENT2", true)
+	sendOrder(t, c2, order{id: "mkt", side: "2", qty: "2", typ: "1", tif: "3"})
+	if m := expectER(t, c2, map[int]string{11: "mkt"}); m.Get(150) == "F" {
+		t.Fatalf("the market order filled under the recorded band: %s", m)
+	}
+	told := map[string]bool{} // the ExecIDs CLIENT1 was given
+	for _, m := range c.Received {
+		if m.Type() == "8" && m.Get(17) != "" {
+			told[m.Get(17)] = true
+		}
+	}
+	next := c.NextOut
+	c.Close()
+	c2.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	changed := testConfig(t, dir, extra) // 90.00 to 110.00: "low" is taken
+	if err := os.Rename(filepath.Join(dir, termsRecordFile), filepath.Join(t.TempDir(), termsRecordFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs lockedbuf.Buffer
+	s = startServer(t, changed, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if strings.Contains(logs.String(), "rebuilt from the journal and stored") {
+		t.Fatalf("the start rebuilt reports from a replay under other terms:\n%s", logs.String())
+	}
+	for _, want := range []string{"not rebuilt: the start replayed the journal without", `reports_by_session="CLIENT1=1"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("the start's log does not say %q:\n%s", want, logs.String())
+		}
+	}
+	r, _ := resume(t, s, "CLIENT1", next)
+	if err := r.Send("2", fixclient.F(7, "1"), fixclient.F(16, "0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Send("1", fixclient.F(112, "resent")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(readWait); ; {
+		m, err := r.ReadAny(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("resend: %v", err)
+		}
+		if m.Type() == "0" && m.Get(112) == "resent" {
+			break
+		}
+		if m.Type() == "8" && !told[m.Get(17)] {
+			t.Fatalf("CLIENT1 got a report it was never given: %s", m)
+		}
+	}
+}
