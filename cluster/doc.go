@@ -80,7 +80,16 @@
 // counts the follower in its quorum at the index it acknowledged, but no
 // later entry commits on that follower's account before it holds the
 // snapshot, so with the third node down too, orders wait (seconds, the
-// snapshot's build and transfer) and are then answered. Starting on an
+// snapshot's build and transfer) and are then answered. Until the
+// follower answers an append at or past the index it had acknowledged, the
+// leader says it is catching up (Node.CatchingUp, NodeStatus.CatchingUp):
+// Raft still counts it at that index, as caught up, and on a transfer would
+// hand it the leadership at once, where it would campaign with an empty
+// log, depose the leader and lose. Node.TransferLeader refuses a transfer
+// to it ("node N is catching up from a Raft snapshot after losing its log;
+// try again when it has"), and a leader that stops hands over to another.
+// The leader sees such a follower only once it probes it: after finding it
+// unreachable, or at its next append. Starting on an
 // empty directory is the way to rejoin with a new disk: no flag, no
 // membership change (README, "Cluster: three replicas").
 //

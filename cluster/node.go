@@ -310,8 +310,15 @@ func (n *Node) Step(m *raftpb.Message) error {
 		// a peer was numbered against another log than this one.
 		return fmt.Errorf("cluster: proposal forwarded by node %d refused", m.GetFrom())
 	}
-	if m.GetType() == raftpb.MsgAppResp && m.GetReject() && n.IsLeader() {
-		n.checkLostLog(m)
+	if m.GetType() == raftpb.MsgAppResp && n.IsLeader() {
+		if m.GetReject() {
+			n.checkLostLog(m)
+		} else if l, found := n.lostLogs[m.GetFrom()]; found && m.GetIndex() >= l.match {
+			// The follower holds again what it had acknowledged: no
+			// longer catching up (CatchingUp).
+			delete(n.lostLogs, m.GetFrom())
+			n.cfg.Logger.Info("cluster: a follower that lost its log caught up", "follower", m.GetFrom(), "index", m.GetIndex())
+		}
 	}
 	if n.fresh {
 		switch t := m.GetType(); {
@@ -625,8 +632,28 @@ func (n *Node) Status() raft.Status { return n.rn.Status() }
 // Lead is the id of the leader this node knows of (0: none).
 func (n *Node) Lead() uint64 { return n.rn.BasicStatus().Lead }
 
-// TransferLeader asks the leader to hand leadership to node to.
-func (n *Node) TransferLeader(to uint64) { n.rn.TransferLeader(to) }
+// TransferLeader asks the leader to hand leadership to node to. It refuses
+// a follower that is catching up (CatchingUp): Raft still counts it at the
+// index it had acknowledged, so it would send it MsgTimeoutNow at once, and
+// that node, its log empty, would campaign, depose this leader and lose
+// the election (doc.go, "Fresh directories").
+func (n *Node) TransferLeader(to uint64) error {
+	if n.CatchingUp(to) {
+		return fmt.Errorf("node %d is catching up from a Raft snapshot after losing its log; try again when it has", to)
+	}
+	n.rn.TransferLeader(to)
+	return nil
+}
+
+// CatchingUp reports, on the leader, that follower id lost entries it had
+// acknowledged (a new directory) and has not yet confirmed holding them
+// again: it is catching up from the Raft snapshot this leader sends it
+// (checkLostLog), though Raft's Progress.Match still shows the index it
+// had acknowledged.
+func (n *Node) CatchingUp(id uint64) bool {
+	_, found := n.lostLogs[id]
+	return found && n.IsLeader()
+}
 
 // Transferring reports that this leader is handing its leadership over
 // (Raft drops proposals meanwhile: Runner parks them).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -394,6 +395,10 @@ type NodeStatus struct {
 	CheckpointIndex uint64 `json:"checkpoint_index"`
 	// Match is, on the leader, the last index each follower has on disk.
 	Match map[uint64]uint64 `json:"match,omitempty"`
+	// CatchingUp is, on the leader, the followers catching up from a Raft
+	// snapshot after losing their log (Node.CatchingUp): their Match is
+	// what they had acknowledged, not what they hold.
+	CatchingUp []uint64 `json:"catching_up,omitempty"`
 }
 
 // Status reads the node's status on its goroutine.
@@ -408,7 +413,11 @@ func (r *Runner) Status() (NodeStatus, error) {
 			st.Match = map[uint64]uint64{}
 			for id, pr := range s.Progress {
 				st.Match[id] = pr.Match
+				if n.CatchingUp(id) {
+					st.CatchingUp = append(st.CatchingUp, id)
+				}
 			}
+			slices.Sort(st.CatchingUp)
 		}
 	})
 	return st, err

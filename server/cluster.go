@@ -1260,8 +1260,11 @@ func (c *ClusterNode) startStatus(addr string, inherited net.Listener) error {
 // runner goroutine, or says why not: only the leader hands it over, to
 // another member heard from within the election timeout
 // (raft.Progress.RecentActive; one behind is brought up to date by Raft
-// first); Raft itself would take a transfer to a node that is down, park
-// proposals while it waits (Runner) and then give up.
+// first), and not one catching up from a Raft snapshot after losing its
+// log (cluster.Node.CatchingUp: Raft would count it caught up and hand it
+// a leadership it cannot win, cluster/doc.go, "Fresh directories"); Raft
+// itself would take a transfer to a node that is down, park proposals
+// while it waits (Runner) and then give up.
 func transferRefusal(n *cluster.Node, self, to uint64) string {
 	st := n.Status()
 	switch pr, member := st.Progress[to]; {
@@ -1274,7 +1277,9 @@ func transferRefusal(n *cluster.Node, self, to uint64) string {
 	case !pr.RecentActive:
 		return fmt.Sprintf("node %d has not been heard from within the election timeout: it would not take the leadership", to)
 	}
-	n.TransferLeader(to)
+	if err := n.TransferLeader(to); err != nil {
+		return err.Error()
+	}
 	return ""
 }
 
@@ -1304,6 +1309,9 @@ func (c *ClusterNode) registerMetrics() {
 				}
 				return float64(lag)
 			})),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_followers_catching_up",
+			Help: "Leader: followers catching up from a Raft snapshot after losing their log (cluster/doc.go, \"Fresh directories\"); a transfer to one is refused."},
+			st(func(s cluster.NodeStatus) float64 { return float64(len(s.CatchingUp)) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fixvenue_cluster_proposals_refused_total", Help: "Batches Raft refused (no longer leader, leadership transfer, uncommitted bound): the pipeline fails and the node restarts."},
 			func() float64 { return float64(c.runner.ProposalsRefused()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fixvenue_cluster_term", Help: "Raft term."},
@@ -1600,7 +1608,7 @@ func (c *ClusterNode) deposedText() string {
 func (c *ClusterNode) handOverAtStop() {
 	self := c.cfg.Cluster.NodeID
 	var to uint64
-	refused := "no other node heard from within the election timeout"
+	refused := "no other node heard from within the election timeout (one catching up after losing its log is passed over)"
 	if err := c.runner.Do(func(n *cluster.Node) {
 		if to = handOverTarget(n, self); to != 0 {
 			refused = transferRefusal(n, self, to)
@@ -1626,11 +1634,13 @@ func (c *ClusterNode) handOverAtStop() {
 // handOverTarget is the follower a stopping leader hands over to: the one
 // whose log the leader knows to reach furthest (Progress.Match) among those
 // heard from within the election timeout, the lowest id on a tie; 0 for
-// none.
+// none. A follower catching up after losing its log is passed over: its
+// Match is what it had acknowledged, not what it holds
+// (cluster.Node.CatchingUp).
 func handOverTarget(n *cluster.Node, self uint64) uint64 {
 	var to, match uint64
 	for id, pr := range n.Status().Progress {
-		if id == self || !pr.RecentActive {
+		if id == self || !pr.RecentActive || n.CatchingUp(id) {
 			continue
 		}
 		if to == 0 || pr.Match > match || (pr.Match == match && id < to) {

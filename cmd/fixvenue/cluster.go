@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -307,6 +308,7 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 	failed := map[uint64]unreachableNode{}
 	var leaderCommit uint64
 	var leaderMatch map[uint64]uint64
+	var catchingUp []uint64
 	for _, p := range peers {
 		st, err := client.fetchStatus(p.StatusAddr)
 		if err != nil {
@@ -316,7 +318,7 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 		}
 		all[p.ID] = st
 		if st.State == "StateLeader" {
-			leaderCommit, leaderMatch = st.Commit, st.Match
+			leaderCommit, leaderMatch, catchingUp = st.Commit, st.Match, st.CatchingUp
 		}
 	}
 	if asJSON {
@@ -328,7 +330,8 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 		// leader's commit.
 		nodes := map[uint64]any{}
 		for id, st := range all {
-			nodes[id] = nodeJSON{ClusterStatus: st, LeaderMatch: matchOf(leaderMatch, id), Lag: lagOf(leaderCommit, st.Applied)}
+			nodes[id] = nodeJSON{ClusterStatus: st, LeaderMatch: matchOf(leaderMatch, id), Lag: lagOf(leaderCommit, st.Applied),
+				LeaderCatchingUp: slices.Contains(catchingUp, id)}
 		}
 		for id, u := range failed {
 			u.LeaderMatch = matchOf(leaderMatch, id)
@@ -360,6 +363,10 @@ func clusterStatus(client *nodeClient, cfg *config.Config, asJSON bool, out io.W
 				st.Applied, match, st.CommittedSeq, lag, st.Serving, st.FIXAddr)
 		}
 		tw.Flush()
+		// Below the table, so that its columns stay as scripts read them.
+		for _, id := range catchingUp {
+			fmt.Fprintf(out, "node %d is catching up from a Raft snapshot after losing its log: its MATCH is what it had acknowledged, and a transfer to it is refused until it holds that again\n", id)
+		}
 	}
 	if len(all) == 0 {
 		return 1
@@ -396,6 +403,9 @@ type nodeJSON struct {
 	server.ClusterStatus
 	LeaderMatch *uint64 `json:"leader_match,omitempty"`
 	Lag         *uint64 `json:"lag,omitempty"`
+	// LeaderCatchingUp: the leader says the node is catching up from a
+	// Raft snapshot after losing its log (its "catching_up").
+	LeaderCatchingUp bool `json:"leader_catching_up,omitempty"`
 }
 
 // unreachableNode is what `cluster status --json` says of a node whose
