@@ -68,8 +68,11 @@
 // leader never sends a follower entries at or below those it acknowledged,
 // and sends a Raft snapshot only when it no longer holds the entry before
 // those it would send: with that entry in memory it would probe the
-// follower above its log for ever. A leader whose append is refused by a
-// follower whose log ends before the index it acknowledged sends that
+// follower above its log for ever. A leader whose appends are refused by a
+// follower whose log ends before the index it acknowledged, for an
+// election timeout with no acknowledgement at or past that index (one
+// refusal may be a late one, overtaken by a later acknowledgement, and a
+// snapshot installed for it would move a healthy journal aside), sends that
 // follower, of its own (Node.checkLostLog), a Raft snapshot at or after
 // that index (the newest it holds, or one it builds; a committed state,
 // which any follower may install; "Snapshot transfer"), one at a time,

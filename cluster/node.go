@@ -127,6 +127,9 @@ type Node struct {
 	// own; outbox holds such snapshots until Process sends them.
 	lostLogs map[uint64]lostLog
 	outbox   []*raftpb.Message
+	// ticks counts Tick calls: how long a follower has refused
+	// (lostLog.since).
+	ticks uint64
 
 	failed error
 }
@@ -253,6 +256,7 @@ const snapshotReportTicks = 40
 
 // Tick advances Raft's logical clock by one tick.
 func (n *Node) Tick() {
+	n.ticks++
 	if n.voteHoldTicks > 0 {
 		n.voteHoldTicks--
 	}
@@ -315,9 +319,12 @@ func (n *Node) Step(m *raftpb.Message) error {
 			n.checkLostLog(m)
 		} else if l, found := n.lostLogs[m.GetFrom()]; found && m.GetIndex() >= l.match {
 			// The follower holds again what it had acknowledged: no
-			// longer catching up (CatchingUp).
+			// longer catching up (CatchingUp), or, unconfirmed, its
+			// refusal was a late one.
 			delete(n.lostLogs, m.GetFrom())
-			n.cfg.Logger.Info("cluster: a follower that lost its log caught up", "follower", m.GetFrom(), "index", m.GetIndex())
+			if l.confirmed {
+				n.cfg.Logger.Info("cluster: a follower that lost its log caught up", "follower", m.GetFrom(), "index", m.GetIndex())
+			}
 		}
 	}
 	if n.fresh {
@@ -344,14 +351,25 @@ func (n *Node) Step(m *raftpb.Message) error {
 }
 
 // lostLog is a follower found refusing entries it had acknowledged
-// (checkLostLog): at which index, whether a snapshot sent to it waits for
-// its outcome, and for how many ticks.
+// (checkLostLog): at which index, since which tick, whether the refusals
+// lasted lostLogConfirmElections (confirmed), whether a snapshot sent to
+// it waits for its outcome, and for how many ticks.
 type lostLog struct {
-	match  uint64
-	sent   bool
-	ticks  int
-	warned bool
+	match     uint64
+	since     uint64
+	confirmed bool
+	sent      bool
+	ticks     int
+	warned    bool
 }
+
+// lostLogConfirmElections is how many election timeouts a follower must
+// go on refusing entries it had acknowledged, with no acknowledgement at
+// or past them, before this leader takes its log for lost: a refusal
+// delayed or reordered behind a later acknowledgement looks the same once,
+// and a snapshot installed for it would move a whole journal aside
+// (doc.go, "Fresh directories").
+const lostLogConfirmElections = 1
 
 // checkLostLog looks at a follower's refused append: a follower whose log
 // ends before the index this leader knows it acknowledged lost its
@@ -362,8 +380,10 @@ type lostLog struct {
 // This leader sends the follower a snapshot of its own, at or after that
 // index (a committed state, which any follower may install), and goes on
 // leading: the follower installs it, answers with its new last index, and
-// Raft appends from there. One is in flight at a time; the next refusal
-// after a failed one sends another.
+// Raft appends from there. It does so once the follower has gone on
+// refusing for lostLogConfirmElections with no acknowledgement at or past
+// that index (a late refusal is not a lost log). One is in flight at a
+// time; the next refusal after a failed one sends another.
 func (n *Node) checkLostLog(m *raftpb.Message) {
 	st := n.rn.Status()
 	from := m.GetFrom()
@@ -376,11 +396,17 @@ func (n *Node) checkLostLog(m *raftpb.Message) {
 	}
 	l, found := n.lostLogs[from]
 	if !found || l.match != pr.Match {
-		l = lostLog{match: pr.Match}
+		l = lostLog{match: pr.Match, since: n.ticks}
+	}
+	defer func() { n.lostLogs[from] = l }()
+	if !l.confirmed {
+		if n.ticks-l.since < uint64(lostLogConfirmElections*n.cfg.ElectionTicks) {
+			return
+		}
+		l.confirmed = true
 		n.cfg.Logger.Warn("cluster: a follower lost entries it had acknowledged (a new directory): sending it a Raft snapshot",
 			"follower", from, "acknowledged_index", pr.Match, "its_last_index", m.GetRejectHint())
 	}
-	defer func() { n.lostLogs[from] = l }()
 	if l.sent || pr.Match > n.appliedIndex {
 		// A snapshot holds applied entries only: one of these comes at a
 		// later refusal (a heartbeat's answer brings one).
