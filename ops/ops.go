@@ -124,6 +124,12 @@ type Config struct {
 	// so (a stop between the command's durability and the record, or a
 	// call that timed out): the schedule runs none of its transitions.
 	EndOfDayNs int64
+	// ReplicatedEndOfDay, on a cluster's new leader, is the last end of day
+	// its follower applied: run by another node, whose end_of_day.json this
+	// node lacks. GET /v1/status gives it when it is newer than the
+	// node's own report (of a day it led), else that one would be
+	// reported, or none.
+	ReplicatedEndOfDay *EndOfDayReport
 	// EndOfDayStamped, when set, is told an end of day's command time as
 	// its command is written into the ring, before it is published: the
 	// FIX gateway judges possible resends by it from then on
@@ -375,6 +381,13 @@ func New(cfg Config) (*Ops, error) {
 		o.metrics = newMetrics(o, cfg.Registry)
 	}
 	o.loadLastEndOfDay()
+	if r := cfg.ReplicatedEndOfDay; r != nil {
+		if last := o.lastEOD.Load(); last == nil || last.CommandUnixNs < r.CommandUnixNs {
+			kept := *r
+			o.lastEOD.Store(&kept)
+			o.saveLastEndOfDay(&kept)
+		}
+	}
 	if cfg.Schedule.Enabled {
 		o.plan = schedule.New(cfg.Schedule)
 		if !cfg.Replica {

@@ -38,6 +38,7 @@ func (s *Server) buildOps(resting []core.OrderView) error {
 	}
 	if r := s.opts.Replica; r != nil {
 		oc.Listener, oc.LostLeadership, oc.Leader, oc.Phases = r.Admin, cluster.ErrLostLeadership, r.Leader, r.Phases
+		oc.ReplicatedEndOfDay = r.EndOfDay
 	}
 	if s.snaps != nil {
 		oc.Snapshots = s.snaps.Stats()

@@ -112,6 +112,9 @@ type Replica struct {
 	// applied (0: none): the new leader's gateway takes the trading day as
 	// begun then (gateway.Gateway.SetDayStart).
 	EndOfDayNs int64
+	// EndOfDay is the report of that end of day, as the follower saw it
+	// (ops.Config.ReplicatedEndOfDay); nil when none.
+	EndOfDay *ops.EndOfDayReport
 }
 
 // pipelineMatcher is the matcher as the pipeline runs it: on a cluster
@@ -937,7 +940,7 @@ func (c *ClusterNode) serve(next uint64) {
 		OnSnapshot: func(seq uint64) { c.runner.ProposeCheck(seq, c.hash.Sum64()) },
 		Feed:       c.feed, Tape: c.tape, FixMD: c.fixmd, OrderToFeed: c.orderToFeed, FIX: c.fix,
 		Open: c.sink.open, Resting: c.sink.rest, OnHalt: c.leaderHalted, Leader: c.leaderText, Phases: c.schedule.Phases(),
-		EndOfDayNs: c.schedule.endOfDayNs, FIXSocket: sock, StoppingText: c.stoppingText()}
+		EndOfDayNs: c.schedule.endOfDayNs, EndOfDay: c.schedule.endOfDayReport(), FIXSocket: sock, StoppingText: c.stoppingText()}
 	if c.adminL != nil {
 		c.venueView = c.adminL.view()
 		opts.Replica.Admin = c.venueView

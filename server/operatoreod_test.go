@@ -110,6 +110,7 @@ func followerProgress(t *testing.T, dir string, cfg *config.Config) *schedulePro
 				t.Fatal(err)
 			}
 			r.SetTimestampNs(cmd.TimestampNs())
+			r.SetCauseSeq(cmd.Seq())
 			r.SetAction(cmd.Action())
 			if err := r.SetOperator(cmd.Operator()); err != nil {
 				t.Fatal(err)

@@ -37,6 +37,13 @@ type scheduleProgress struct {
 	// one that day (docs/ARCHITECTURE.md, "Operations: the control plane
 	// and the trading day").
 	endOfDayNs int64
+	// endOfDaySeq and endOfDayExpired are that end of day's command seq
+	// and the DAY orders it expired, for the report a new leader's
+	// GET /v1/status gives (ops.Config.ReplicatedEndOfDay): the node that
+	// ran it wrote its own, which this node lacks (0: not known, a Raft
+	// snapshot of an older node).
+	endOfDaySeq     uint64
+	endOfDayExpired uint32
 	// groupNames are the configured groups' names: the commands name a
 	// group by its name, cut short with their reason (ops.ScheduleTransitionOf).
 	groupNames []string
@@ -181,7 +188,9 @@ func (p *scheduleProgress) Event(ev []byte) error {
 	}
 	if r.Action() == venue.OperatorActionTypeEndOfDay && r.Reason() == venue.RejectReasonNone {
 		// The schedule's or an operator's: either ends the trading day.
-		p.endOfDayNs = max(p.endOfDayNs, r.TimestampNs())
+		if r.TimestampNs() >= p.endOfDayNs {
+			p.endOfDayNs, p.endOfDaySeq, p.endOfDayExpired = r.TimestampNs(), r.CauseSeq(), r.Count()
+		}
 	}
 	return nil
 }
@@ -359,6 +368,9 @@ type progressDetail struct {
 	Last   lastTransition                 `json:"last"`
 	Phases map[string]venue.TradingStatus `json:"phases,omitempty"`
 	Added  map[uint32]string              `json:"added,omitempty"`
+	// The last end of day's seq and expired orders (endOfDaySeq).
+	EndOfDaySeq     uint64 `json:"end_of_day_seq,omitempty"`
+	EndOfDayExpired uint32 `json:"end_of_day_expired,omitempty"`
 }
 
 // WriteState writes the two times, 8 bytes each, then the groups' last
@@ -368,7 +380,8 @@ func (p *scheduleProgress) WriteState(w io.Writer) error {
 	if err := binary.Write(w, binary.LittleEndian, [2]int64{p.lastNs, p.endOfDayNs}); err != nil {
 		return err
 	}
-	b, err := json.Marshal(progressDetail{Groups: p.groups, Last: p.last, Phases: p.phases, Added: p.added})
+	b, err := json.Marshal(progressDetail{Groups: p.groups, Last: p.last, Phases: p.phases, Added: p.added,
+		EndOfDaySeq: p.endOfDaySeq, EndOfDayExpired: p.endOfDayExpired})
 	if err != nil {
 		return err
 	}
@@ -384,6 +397,7 @@ func (p *scheduleProgress) Restore(r io.Reader) error {
 		return fmt.Errorf("schedule progress: %w", err)
 	}
 	p.endOfDayNs, p.groups, p.last, p.phases, p.added, p.operatorRuns = 0, nil, lastTransition{}, nil, nil, nil
+	p.endOfDaySeq, p.endOfDayExpired = 0, 0
 	if err := binary.Read(r, binary.LittleEndian, &p.endOfDayNs); err == io.EOF {
 		return nil
 	} else if err != nil {
@@ -406,6 +420,7 @@ func (p *scheduleProgress) Restore(r io.Reader) error {
 		}
 	}
 	p.last = d.Last
+	p.endOfDaySeq, p.endOfDayExpired = d.EndOfDaySeq, d.EndOfDayExpired
 	for name, st := range d.Phases {
 		if p.groupNamed(name, false) != "" {
 			if p.phases == nil {
@@ -423,6 +438,17 @@ func (p *scheduleProgress) Restore(r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// endOfDayReport is the last end of day this node applied as a follower,
+// as a new leader's report of it (nil: none applied).
+func (p *scheduleProgress) endOfDayReport() *ops.EndOfDayReport {
+	if p.endOfDayNs == 0 {
+		return nil
+	}
+	return &ops.EndOfDayReport{Seq: p.endOfDaySeq, Expired: p.endOfDayExpired, CommandUnixNs: p.endOfDayNs,
+		SnapshotSeq: -1, ArchivedThrough: -1,
+		NotArchived: "run by the node that led then: its snapshot and archive are that node's"}
 }
 
 // Phases is each group's phase as last set, by group name, for a new
