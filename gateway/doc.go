@@ -146,7 +146,12 @@
 // other than buy or sell by the gateway, another by the matcher
 // (core.StatusMatchesOrder, on every status request inbound publishes; the
 // one askAtBound publishes for a possible resend goes without it, as a
-// possible resend below the bound is answered whatever its Side). A
+// possible resend below the bound is answered whatever its Side). Once an
+// end of day has run, a status request's unknown-order answer says that
+// the end of day forgot the orders ended by then, and when it ran
+// (forgottenAtEndOfDayText): a DAY order it expired is among them, whose
+// report a client that logged on to a new cluster leader with a reset may
+// not have had. A
 // replace of a market order waiting for an uncross, or of a stop elected
 // and waiting as one, is refused
 // saying that it has no price to change (core.ReplaceSaysMarket, which

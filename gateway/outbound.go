@@ -737,6 +737,9 @@ func (g *Gateway) onOrderStatus(e *venue.OrderStatus) {
 	b := g.newER(e.InstrumentID())
 	if e.OrdStatus() == venue.OrdStatusUnknown {
 		text := RejectText(venue.RejectReasonUnknownOrder)
+		if day := g.dayStartNs.Load(); day != 0 && day <= e.TimestampNs() && e.Reason() == venue.RejectReasonUnknownOrder {
+			text = forgottenAtEndOfDayText(day)
+		}
 		if inst := g.byID(e.InstrumentID()); inst != nil && e.Reason() == venue.RejectReasonUnsupportedOrderCharacteristic { // core.StatusMatchesOrder
 			text = statusMismatchText(string(sideOf(e.Side())), inst.Symbol)
 		}

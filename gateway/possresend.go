@@ -73,6 +73,16 @@ func (g *Gateway) resentFromEarlierDay(s *session, m *quickfix.Message, clOrdID 
 		" is unknown today; send it again as a new message if it is still wanted"}
 }
 
+// forgottenAtEndOfDayText is the Text of a status request's unknown-order
+// answer once an end of day has run: it forgot the orders that had ended
+// by then (core/expiry.go), a DAY order it expired among them, whose
+// report a client that logged on again with a reset, after a failover,
+// may not have had (README, "Cluster: three replicas").
+func forgottenAtEndOfDayText(dayStartNs int64) string {
+	return "unknown order: no order has it today; the end of day (" +
+		time.Unix(0, dayStartNs).UTC().Format(sendingTimeLayout) + ") forgot the orders ended by then, its DAY orders expired"
+}
+
 // sendingTimeLayout is how a Text gives the end of day's time: as FIX
 // writes a UTCTimestamp, milliseconds included.
 const sendingTimeLayout = "20060102-15:04:05.000"
