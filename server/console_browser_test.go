@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -746,6 +747,65 @@ func TestConsoleJournalNamesTheBandSet(t *testing.T) {
 		"SetPriceBand|ACME → reference price 150.00, band 5%|refused: OrdersOutsideBand|0|alice",
 		"SetPriceBand|ACME → reference price 101.50, band 5%|done|1|alice",
 	}
+	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestConsoleJournalListsAnAutomaticKill: a kill switch tripped by a
+// session's breach count over FIX is listed on the Operations page as the
+// venue's own command, naming the session and the rule and with
+// "automatic" for its operator, every cell of the row filled; a reset
+// through the admin API then comes into the list live, as an operator's.
+func TestConsoleJournalListsAnAutomaticKill(t *testing.T) {
+	s, base := consoleVenue(t, `
+[risk]
+[[risk.session]]
+comp_id = "CLIENT3"
+max_order_qty = 100
+kill_after_breaches = 2
+`)
+	c := logon(t, s, "CLIENT3", true)
+	sendOrder(t, c, order{id: "r1", side: "1", qty: "5", px: "90.00"})
+	expectER(t, c, map[int]string{11: "r1", 150: "0"})
+	sendOrder(t, c, order{id: "q1", side: "1", qty: "101", px: "90.00"})
+	expectER(t, c, map[int]string{11: "q1", 150: "8", 103: "3"})
+	sendOrder(t, c, order{id: "q2", side: "1", qty: "102", px: "90.00"})
+	expectER(t, c, map[int]string{11: "q2", 150: "8", 103: "3"})
+	expectER(t, c, map[int]string{11: "r1", 150: "4", 58: "cancelled by the kill switch"})
+	ctx := browsertest.New(t)
+	browsertest.Open(t, ctx, base+"/operations")
+	// Each row as action|target|result|count|operator, newest first.
+	rows := `[...document.querySelectorAll("#journal tbody tr")].map((r) => [...r.cells].slice(2).map((c) => c.innerText).join("|"))`
+	autoKill := "AutoKill|session CLIENT3: kill_after_breaches reached|done|1|automatic"
+	browsertest.WaitFor(t, ctx, "the journal lists the automatic kill", rows+`.length === 1`)
+	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, []string{autoKill}) {
+		t.Fatalf("the journal list shows %q, want %q", got, autoKill)
+	}
+	// Every cell of the row as the page shows it: none empty, none the
+	// rendering of a field the row lacks.
+	cells := browsertest.Eval[[]string](t, ctx, `[...document.querySelector("#journal tbody tr").cells].map((c) => c.innerText)`)
+	if len(cells) != 7 {
+		t.Fatalf("the automatic kill's row has %d cells: %q", len(cells), cells)
+	}
+	for i, cell := range cells {
+		if strings.TrimSpace(cell) == "" || strings.Contains(cell, "undefined") || strings.Contains(cell, "null") || strings.Contains(cell, "NaN") ||
+			strings.Contains(cell, "[object") {
+			t.Errorf("cell %d of the automatic kill's row reads %q: %q", i, cell, cells)
+		}
+	}
+	if seq, err := strconv.ParseInt(cells[0], 10, 64); err != nil || seq <= 0 {
+		t.Errorf("the automatic kill's seq reads %q", cells[0])
+	}
+	if _, err := time.Parse("2006-01-02 15:04:05", cells[1]); err != nil {
+		t.Errorf("the automatic kill's time reads %q: %v", cells[1], err)
+	}
+
+	if status := adminCall(t, s, "POST", "/v1/risk/reset", aliceToken, `{"reason": "algo fixed", "session": "CLIENT3"}`, nil); status != 200 {
+		t.Fatalf("POST /v1/risk/reset: HTTP %d", status)
+	}
+	browsertest.WaitFor(t, ctx, "the journal lists the reset", rows+`.length === 2`)
+	want := []string{"Reset|session CLIENT3|done|0|alice", autoKill}
 	if got := browsertest.Eval[[]string](t, ctx, rows); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the journal list shows\n%q\nwant\n%q", got, want)
 	}
