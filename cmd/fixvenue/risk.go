@@ -147,7 +147,7 @@ func (c *adminClient) printRisk(list []ops.RiskSubject) {
 	for _, s := range list {
 		credit, position, open, breaches := "-", "-", "-", "-"
 		if f := s.Figures; f != nil {
-			credit, position = fmt.Sprintf("%d/%d", f.CreditUsed, f.CreditLimit), fmt.Sprintf("%d/%d", f.PositionUsed, f.PositionLimit)
+			credit, position = usedOf(f.CreditUsed, f.CreditLimit), usedOf(f.PositionUsed, f.PositionLimit)
 			open, breaches = fmt.Sprint(f.OpenOrders), fmt.Sprint(f.Breaches)
 		}
 		fmt.Fprintf(w, "%s:%s\t%v\t%s\t%s\t%s\t%s\t%s\n", s.Scope, s.Name, s.Killed, credit, position, open, breaches, limitsText(s.Limits))
@@ -160,6 +160,16 @@ func (c *adminClient) printRisk(list []ops.RiskSubject) {
 			fmt.Fprintf(c.out, "%s:%s killed automatically at %s (journal seq %d): %s\n", s.Scope, s.Name, a.Time, a.Seq, autoKillText(a))
 		}
 	}
+}
+
+// usedOf is a figure against its limit, "-" for the limit when there is
+// none: a report gives 0 then (a limit is always positive), and "4/0" would
+// read as a position four past its limit.
+func usedOf(used, limit int64) string {
+	if limit == 0 {
+		return fmt.Sprintf("%d/-", used)
+	}
+	return fmt.Sprintf("%d/%d", used, limit)
 }
 
 // autoKillText says which rule tripped an automatic kill, at which limit,

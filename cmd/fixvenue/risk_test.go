@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -534,5 +535,23 @@ func TestRiskShowSaysWhyAnAutomaticKillTripped(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "CLIENT1 killed automatically") {
 		t.Errorf("an operator's kill said to be automatic:\n%s", out.String())
+	}
+}
+
+// TestRiskShowNoLimitIsNotZero: a subject's figures without a credit or
+// position limit (a report's 0) show "-" for the limit, not a limit of 0
+// that its position already passes.
+func TestRiskShowNoLimitIsNotZero(t *testing.T) {
+	var out bytes.Buffer
+	c := &adminClient{prog: "fixvenue admin", out: &out}
+	c.printRisk([]ops.RiskSubject{
+		{Scope: "session", Name: "CLIENT1", Limits: map[string]int64{"max_open_orders": 3},
+			Figures: &ops.RiskFigures{ReportSeq: 9, PositionUsed: 4, OpenOrders: 1}},
+		{Scope: "account", Name: "FUND", Limits: map[string]int64{"credit_limit": 200000, "max_position": 15},
+			Figures: &ops.RiskFigures{ReportSeq: 9, CreditUsed: 9825, CreditLimit: 200000, PositionUsed: 1, PositionLimit: 15}},
+	})
+	if !regexp.MustCompile(`(?m)^session:CLIENT1 +false +0/- +4/- +1 `).MatchString(out.String()) ||
+		!regexp.MustCompile(`(?m)^account:FUND +false +9825/200000 +1/15 `).MatchString(out.String()) {
+		t.Errorf("risk show:\n%s", out.String())
 	}
 }
