@@ -804,7 +804,7 @@ func (c *adminClient) printStatus(st *ops.StatusInfo) {
 		for _, in := range slices.Sorted(maps.Keys(r.ByInstrument)) {
 			by = append(by, fmt.Sprintf("%s %d", in, r.ByInstrument[in]))
 		}
-		fmt.Fprintf(w, "REFUSED AT START\t%d recorded orders under the configured terms (%s); first: %s\n", r.Orders,
+		fmt.Fprintf(w, "REFUSED AT START\t%s under the configured terms (%s); first: %s\n", plural(int64(r.Orders), "recorded order"),
 			strings.Join(by, ", "), strings.Join(r.First, "; "))
 	}
 	fmt.Fprintf(w, "durable seq\t%d\n", st.DurableSeq)
