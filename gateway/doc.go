@@ -22,7 +22,16 @@
 // gateway's answers echo as the request gave them (an order's Side,
 // OrdType, OrderQty… in its reject: echoedTags), with QuickFIX/Go's reject:
 // echoed, a value the dictionary does not allow made an answer a
-// validating client refuses.
+// validating client refuses. One verdict, in both kinds of session, is not
+// QuickFIX/Go's: a field the dictionary types as an integer (INT, LENGTH,
+// NUMINGROUP, SEQNUM, DAYOFMONTH) whose value is an optional '-' and digits,
+// more than 18 of them after the sign and leading zeros (0000000000000000000001
+// is 1), gets a session Reject 373=5 naming the first such field in the
+// message (371) with a Text naming it, before QuickFIX/Go's validator or
+// anything else reads it: QuickFIX/Go's integer parser wraps past 64 bits
+// without an error, and NoPartyIDs 453=18446744073709551617 with one party
+// was a valid order with one party. A plain order pays one length test per
+// integer field for it.
 //
 // Inbound (FromApp, on each session's QuickFIX/Go goroutine): NewOrderSingle,
 // OrderCancelRequest, OrderCancelReplaceRequest, OrderStatusRequest and

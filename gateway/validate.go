@@ -33,7 +33,11 @@ import (
 // every value is of its type and enumeration, it is valid. Anything else
 // (rare on the order path) is parsed again with the dictionary and goes to
 // QuickFIX/Go's own validator with the session's settings, so that a reject
-// is always exactly QuickFIX/Go's: reason, RefTagID and text.
+// is always exactly QuickFIX/Go's: reason, RefTagID and text. The one
+// exception is an integer of more than intDigitsMax digits, which
+// QuickFIX/Go reads modulo 2^64 and judges by that number: such a message
+// gets the Validator's own Reject (checkIntegers), also in a session with
+// RejectInvalidMessage=N.
 // TakeOverValidation installs it, and leaves QuickFIX/Go's session without
 // the dictionary (see Check).
 type Validator struct {
@@ -258,11 +262,19 @@ func (s *TagSet) Add(t quickfix.Tag) error {
 // value, one outside the enumeration, one not of its type), and returns m.
 func (v *Validator) CheckFor(m *quickfix.Message, watch *TagSet) (*quickfix.Message, bool, quickfix.MessageRejectError) {
 	if v.echoOnly {
+		if err := v.checkIntegers(m.Bytes()); err != nil {
+			return m, true, err
+		}
 		return m, true, v.checkEchoed(m)
 	}
 	raw := m.Bytes()
 	if ok, seen := v.valid(raw, watch); ok {
 		return m, seen, nil
+	}
+	// Before QuickFIX/Go's validator, which reads such a value as another
+	// number and judges the message by it (intTooLong).
+	if err := v.checkIntegers(raw); err != nil {
+		return m, true, err
 	}
 	grouped := quickfix.NewMessage()
 	if err := quickfix.ParseMessage(grouped, bytes.NewBuffer(raw)); err != nil {
@@ -537,8 +549,10 @@ func (c *fieldCheck) accepts(value []byte) bool {
 	case kindBool:
 		return len(value) == 1 && (value[0] == 'Y' || value[0] == 'N')
 	case kindInt:
+		// An integer too long is refused here, and by checkIntegers on the
+		// slow path with its own Reject (a length test for every other).
 		var x quickfix.FIXInt
-		return x.Read(value) == nil
+		return !intTooLong(value) && x.Read(value) == nil
 	case kindFloat:
 		if plainDecimal(value) {
 			return true
@@ -553,6 +567,69 @@ func (c *fieldCheck) accepts(value []byte) bool {
 		return x.Read(value) == nil
 	}
 	return false
+}
+
+// intDigitsMax bounds the significant digits of an integer value (INT,
+// LENGTH, NUMINGROUP, SEQNUM, DAYOFMONTH): the largest MsgSeqNum's, so that
+// every integer the venue takes fits an int64 as sequence numbers do.
+const intDigitsMax = fixwire.SeqNumDigitsMax
+
+// intTooLong reports whether v is an integer as QuickFIX/Go reads one (an
+// optional '-', then digits) with more than intDigitsMax digits after its
+// sign and leading zeros: 0000000000000000000001 is 1, but
+// 18446744073709551617 has 20 digits. QuickFIX/Go's integer parser does
+// not check for overflow and reads such a value modulo 2^64 (that one as
+// 1), a number the client never sent, and its validator accepts it. A
+// value that is not an integer is left to QuickFIX/Go's verdict (373=6).
+func intTooLong(v []byte) bool {
+	if len(v) <= intDigitsMax {
+		return false
+	}
+	if v[0] == '-' {
+		v = v[1:]
+	}
+	i := 0
+	for i < len(v) && v[i] == '0' {
+		i++
+	}
+	if len(v)-i <= intDigitsMax {
+		return false
+	}
+	for _, c := range v[i:] {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkIntegers returns the session Reject of the first field of raw, in
+// wire order and at any level of the message, whose tag the dictionary
+// types as an integer and whose value is too long (intTooLong): 373=5
+// (value out of range), 371 naming the tag, a Text naming the field. nil
+// when none. The one verdict that differs from QuickFIX/Go's validator's,
+// which judges such a message by the wrapped value (gateway/doc.go,
+// "Validation").
+func (v *Validator) checkIntegers(raw []byte) quickfix.MessageRejectError {
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		t := int(f.Tag)
+		if t <= 0 || t >= len(v.fields) || v.fields[t].kind != kindInt || !intTooLong(f.Value) {
+			continue
+		}
+		text := fmt.Sprintf("tag %d beyond the largest integer the venue takes (%d digits)", t, intDigitsMax)
+		if ft, ok := v.dd.FieldTypeByTag[t]; ok {
+			if ft.Type == "SEQNUM" {
+				// As checkResendRequest and checkSequenceReset say it.
+				text = seqNoTooLargeText(ft.Name())
+			} else {
+				text = fmt.Sprintf("%s beyond the largest integer the venue takes (%d digits)", ft.Name(), intDigitsMax)
+			}
+		}
+		rt := f.Tag
+		return quickfix.NewMessageRejectError(text, rejectReasonValueIsIncorrect, &rt)
+	}
+	return nil
 }
 
 // plainDecimal reports whether v is [-]digits[.digits], at most 18 digits

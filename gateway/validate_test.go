@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -83,6 +84,19 @@ var validationCases = []struct{ name, fields string }{
 	{"header tag in the body", "35=D|" + hdr + "11=o1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|57=X|"},
 	{"unknown message type", "35=ZZ|" + hdr},
 	{"secure data (a length field)", "35=0|" + hdr[:len(hdr)-1] + "|90=3|91=abc|"},
+	// Integers of more than 18 digits (overlongInteger): the one verdict
+	// that differs from QuickFIX/Go's, which reads them modulo 2^64.
+	{"group count beyond 64 bits", "35=D|" + hdr + "11=o1|453=18446744073709551617|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"group count beyond 64 bits, two over", "35=D|" + hdr + "11=o1|453=18446744073709551618|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"group count with leading zeros", "35=D|" + hdr + "11=o1|453=000000000000000000000001|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|"},
+	{"market data counts beyond 64 bits", "35=V|" + hdr + "262=r1|263=1|264=0|267=18446744073709551617|269=0|146=18446744073709551617|55=ACME|"},
+	{"market depth beyond 64 bits", "35=V|" + hdr + "262=r1|263=0|264=18446744073709551617|267=1|269=0|146=1|55=ACME|"},
+	{"sequence number of 18 digits", "35=2|" + hdr + "7=999999999999999999|16=0|"},
+	{"sequence number of 19 digits", "35=2|" + hdr + "7=1000000000000000000|16=0|"},
+	{"negative sequence number beyond 64 bits", "35=2|" + hdr + "7=-18446744073709551614|16=0|"},
+	{"new sequence number beyond 64 bits", "35=4|" + hdr + "123=Y|36=18446744073709551617|"},
+	{"integer too long and not a number", "35=2|" + hdr + "7=18446744073709551617x|16=0|"},
+	{"heartbeat interval beyond 64 bits", "35=A|" + hdr + "98=0|108=18446744073709551646|141=Y|"},
 }
 
 // oracle holds QuickFIX/Go's validator with the dictionary and
@@ -125,6 +139,19 @@ func (o oracle) verdicts(raw []byte) (want, got quickfix.MessageRejectError, dif
 	if got = o.session.Validate(flat); got == nil {
 		checked, got = o.ours.Check(flat)
 	}
+	if t, text := overlongInteger(o.dd, raw); t != 0 {
+		// The one deliberate difference: QuickFIX/Go judges the message by
+		// the value read modulo 2^64 (and accepts 453=2^64+1 with one
+		// party); the gateway refuses it.
+		switch {
+		case got == nil:
+			return want, got, fmt.Sprintf("integer of tag %d too long accepted (QuickFIX/Go says %v)", t, want), true
+		case got.RejectReason() != rejectReasonValueIsIncorrect || deref(got.RefTagID()) != any(int(t)) || got.Error() != text:
+			return want, got, fmt.Sprintf("integer of tag %d too long: %q (%d, tag %v), want %q (5, tag %d)",
+				t, got.Error(), got.RejectReason(), deref(got.RefTagID()), text, t), true
+		}
+		return got, got, "", true
+	}
 	if !sameTags(withDict.Body.Tags(), checked.Body.Tags()) {
 		// QuickFIX/Go's parse with the dictionary filed a field at the
 		// wrong level (fileGroups; TestCheckFilesTheTopLevel): its
@@ -143,6 +170,89 @@ func (o oracle) verdicts(raw []byte) (want, got quickfix.MessageRejectError, dif
 			want.Error(), want.RejectReason(), deref(want.RefTagID()), got.Error(), got.RejectReason(), deref(got.RefTagID())), true
 	}
 	return want, got, "", true
+}
+
+// overlongDigits is an integer as QuickFIX/Go reads one with more than 18
+// digits after its sign and leading zeros.
+var overlongDigits = regexp.MustCompile(`^-?0*[1-9][0-9]{18,}$`)
+
+// overlongInteger returns the first tag of raw, in wire order, that dd types
+// as an integer and whose value overlongDigits matches, with the Text of the
+// gateway's Reject; 0 when none.
+func overlongInteger(dd *datadictionary.DataDictionary, raw []byte) (quickfix.Tag, string) {
+	it := fixwire.NewIterator(raw)
+	for f, ok := it.Next(); ok; f, ok = it.Next() {
+		ft, known := dd.FieldTypeByTag[int(f.Tag)]
+		if !known || !overlongDigits.Match(f.Value) {
+			continue
+		}
+		switch ft.Type {
+		case "SEQNUM":
+			return f.Tag, ft.Name() + " beyond the largest MsgSeqNum the venue takes (18 digits)"
+		case "INT", "LENGTH", "NUMINGROUP", "DAYOFMONTH":
+			return f.Tag, ft.Name() + " beyond the largest integer the venue takes (18 digits)"
+		}
+	}
+	return 0, ""
+}
+
+// TestOverlongIntegers states the one difference from QuickFIX/Go's
+// validator: an integer of more than 18 digits, which QuickFIX/Go reads
+// modulo 2^64 and accepts as another number, gets a Reject 373=5 naming
+// its tag, on the fast path's way out and in a session with
+// RejectInvalidMessage=N; an integer of 18 digits, or of more with leading
+// zeros, passes the fast path.
+func TestOverlongIntegers(t *testing.T) {
+	dd := fix44(t)
+	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
+	o := newOracle(dd, vs)
+	echo := NewValidator(dd, vs)
+	echo.echoOnly = true
+	for _, c := range []struct {
+		name, fields string
+		refTag       int    // 0: valid
+		text         string // the Reject's Text
+		qfAccepts    bool   // QuickFIX/Go's validator takes the wrapped value
+	}{
+		{"one party, count 2^64+1", "35=D|" + hdr + "11=o1|453=18446744073709551617|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|",
+			453, "NoPartyIDs beyond the largest integer the venue takes (18 digits)", true},
+		{"one symbol and entry type, counts 2^64+1", "35=V|" + hdr + "262=r1|263=1|264=0|267=18446744073709551617|269=0|146=18446744073709551617|55=ACME|",
+			267, "NoMDEntryTypes beyond the largest integer the venue takes (18 digits)", true},
+		{"MarketDepth 2^64+1", "35=V|" + hdr + "262=r1|263=1|264=18446744073709551617|267=1|269=0|146=1|55=ACME|",
+			264, "MarketDepth beyond the largest integer the venue takes (18 digits)", true},
+		{"BeginSeqNo -(2^64-2)", "35=2|" + hdr + "7=-18446744073709551614|16=0|",
+			7, "BeginSeqNo beyond the largest MsgSeqNum the venue takes (18 digits)", true},
+		{"group count with leading zeros", "35=D|" + hdr + "11=o1|453=000000000000000000000001|448=P1|447=D|452=1|55=ACME|54=1|60=20261202-01:02:03.456|38=100|40=2|44=1|",
+			0, "", true},
+		{"18 digits", "35=2|" + hdr + "7=999999999999999999|16=0|", 0, "", true},
+	} {
+		raw := wire(c.fields)
+		m := parsed(t, nil, raw)
+		if qf := o.full.Validate(parsed(t, dd, raw)); (qf == nil) != c.qfAccepts {
+			t.Errorf("%s: QuickFIX/Go's validator says %v: the premise changed", c.name, qf)
+		}
+		for _, v := range []*Validator{o.ours, echo} {
+			_, err := v.Check(m)
+			if c.refTag == 0 {
+				if err != nil {
+					t.Errorf("%s (echoOnly %v): refused: %v", c.name, v.echoOnly, err)
+				}
+				continue
+			}
+			if err == nil || err.RejectReason() != 5 || deref(err.RefTagID()) != any(c.refTag) || err.Error() != c.text || err.IsBusinessReject() {
+				t.Errorf("%s (echoOnly %v): %v, want session Reject 373=5 371=%d %q", c.name, v.echoOnly, err, c.refTag, c.text)
+			}
+		}
+	}
+	for _, v := range []string{"000000000000000000000001", "999999999999999999", "-999999999999999999", "-0000000000000000000000", "1234567890123456789x"} {
+		if intTooLong([]byte(v)) {
+			t.Errorf("%s: too long", v)
+		}
+	}
+	m := parsed(t, nil, wire("35=2|"+hdr+"7=000000000000000000000001|16=0|"))
+	if ok, _ := o.ours.valid(m.Bytes(), nil); !ok {
+		t.Error("an integer with leading zeros not passed by the fast check")
+	}
 }
 
 // TestValidatorAsQuickFIX checks that QuickFIX/Go's session without a
@@ -409,7 +519,7 @@ func TestValidatorAsQuickFIXMutations(t *testing.T) {
 	vs := quickfix.ValidatorSettings{CheckFieldsOutOfOrder: true, CheckFieldsHaveValues: true, RejectInvalidMessage: true, CheckUserDefinedFields: true}
 	o := newOracle(dd, vs)
 	rng := rand.New(rand.NewPCG(1, 2))
-	values := []string{"0", "1", "2", "9", "Y", "N", "X", "-1", "1.5", "1.2.3", "+3", "abc", "1 5", "1  5", "20261202-01:02:03", "20261202-01:02:03.456", "2026-12-02", "100", "ACME"}
+	values := []string{"0", "1", "2", "9", "Y", "N", "X", "-1", "1.5", "1.2.3", "+3", "18446744073709551617", "000000000000000000000001", "abc", "1 5", "1  5", "20261202-01:02:03", "20261202-01:02:03.456", "2026-12-02", "100", "ACME"}
 	tags := []int{1, 11, 18, 21, 38, 40, 43, 44, 54, 55, 59, 60, 99, 111, 126, 7, 16, 36, 123, 112, 98, 108, 141, 58, 150, 39, 4999, 5001, 9999, 57, 97, 453, 448}
 	const mutations = 20000
 	valid, checked := 0, 0
