@@ -150,7 +150,10 @@ func startTCPNode(t testing.TB, n *tcpNode, clusterID uint64, addrs map[uint64]s
 	}
 	n.runner = NewRunner(RunnerConfig{Node: n.node, Transport: n.tr, TickInterval: n.tick, Logger: quietLogger()})
 	n.done = make(chan error, 1)
-	go func() { n.done <- n.runner.Run() }()
+	// The goroutine keeps its own runner and channel: a node started again
+	// (a wiped directory) replaces both while the old one may still finish.
+	r, done := n.runner, n.done
+	go func() { done <- r.Run() }()
 }
 
 func (n *tcpNode) stop() {
